@@ -1,0 +1,1 @@
+"""The shared analysis: names and imports, guards, device flow."""

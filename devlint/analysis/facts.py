@@ -1,0 +1,80 @@
+"""What the analysis learned about one file: the records every rule queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from devlint.analysis.values import UNKNOWN, Value
+
+
+@dataclass(slots=True)
+class LoaderLoop:
+    """A ``for`` loop over a data loader; its batch elements start on the CPU."""
+
+    node: cst.For
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """The context in which an expression was evaluated."""
+
+    guarded: bool  # only runs where CUDA is available (SPEC §4 *Guards*)
+    loop: LoaderLoop | None  # innermost enclosing loop over a data loader
+    function: cst.FunctionDef | None  # innermost enclosing function
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One call, with the values of its callee, receiver and arguments."""
+
+    node: cst.Call
+    callee: str | None  # qualified name when the callee resolves through imports
+    method: str | None  # ``m`` for ``receiver.m(...)`` on a non-imported receiver
+    receiver: Value | None
+    args: tuple[Value, ...]
+    keywords: dict[str, Value]
+    site: Site
+    discarded: bool = False  # a bare expression statement: the result is thrown away
+    compared: bool = False  # an operand of a comparison, not a placement
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    node: cst.BaseExpression | None  # None for the parameters of a called module
+    value: Value
+
+
+@dataclass(slots=True)
+class Mix:
+    """An operation that combines several tensors (or a module and its inputs)."""
+
+    node: cst.CSTNode
+    operands: tuple[Operand, ...]
+    site: Site
+
+
+@dataclass(slots=True)
+class Conditional:
+    """An ``if`` statement or conditional expression, with what its test checks."""
+
+    node: cst.If | cst.IfExp
+    test: Value  # a GUARD value when the test checks device availability
+    enclosing_backends: frozenset[str]  # backends tested by the chain this is the else of
+    next_statement: cst.BaseStatement | None = None  # for ``if`` statements in a block
+    site: Site | None = None
+
+
+@dataclass(slots=True)
+class FileFacts:
+    """Everything the rules may ask about one file."""
+
+    calls: list[CallRecord] = field(default_factory=list)
+    mixes: list[Mix] = field(default_factory=list)
+    conditionals: list[Conditional] = field(default_factory=list)
+    values: dict[int, Value] = field(default_factory=dict)
+
+    def value_of(self, node: cst.CSTNode) -> Value:
+        """The value the analysis computed for an expression (unknown if never evaluated)."""
+        return self.values.get(id(node), UNKNOWN)

@@ -1,0 +1,1120 @@
+"""The device-flow analysis: one abstract interpretation per file.
+
+The analyzer walks the module once, in execution order, keeping an environment that
+maps names (and dotted attribute paths such as ``self.model``) to abstract ``Value``s.
+Imports are values too, so name resolution through every import form is the same
+mechanism as device flow. Function bodies run after the module body, against the
+module's final environment, as they would when called from a script's main code.
+
+Along the way it records, for the rules: every call with the values of its parts
+(``CallRecord``), every operation that combines tensors (``Mix``), every conditional
+(``Conditional``), and whether each point is *guarded* by a CUDA availability test.
+Branches are joined; loops run to a fixpoint (bounded); early exits guard the rest of
+their block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from devlint.analysis import torch_api
+from devlint.analysis.facts import (
+    CallRecord,
+    Conditional,
+    FileFacts,
+    LoaderLoop,
+    Mix,
+    Operand,
+    Site,
+)
+from devlint.analysis.values import (
+    ANY_DEVICE,
+    CPU,
+    CUDA,
+    UNKNOWN,
+    Kind,
+    Placement,
+    Value,
+    join,
+    join_placement,
+    placement_of_device_string,
+)
+
+MAX_LOOP_PASSES = 3
+
+Env = dict[str, Value]
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A function body to analyse once the enclosing code has run."""
+
+    node: cst.FunctionDef
+    guarded: bool
+    class_name: str | None
+
+
+def dotted_name(expr: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    parts: list[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    parts.append(expr.value)
+    return ".".join(reversed(parts))
+
+
+def _module_name(expr: cst.BaseExpression | None) -> str:
+    if expr is None:
+        return ""
+    return dotted_name(expr) or ""
+
+
+def _is_device_like_name(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1].lower()
+    return last in torch_api.DEVICE_NAMES or last.endswith("_device") or last.startswith("device_")
+
+
+def _is_loader_like_name(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1].lower()
+    return "loader" in last or last in ("dl", "train_dl", "val_dl", "test_dl", "valid_dl")
+
+
+def _is_loss_like_name(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1].lower()
+    return "loss" in last or "criterion" in last
+
+
+def _string_value(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class Analyzer:
+    """Builds ``FileFacts`` for one module. Use ``analyze``."""
+
+    def __init__(self, guard_functions: Iterable[str] = ()) -> None:
+        self.guard_functions = frozenset(guard_functions)
+        self.guard_leaf_names = frozenset(name.rsplit(".", 1)[-1] for name in guard_functions)
+        self.values: dict[int, Value] = {}
+        self.calls: dict[int, CallRecord] = {}
+        self.mixes: dict[int, Mix] = {}
+        self.conditionals: dict[int, Conditional] = {}
+        self.module_env: Env = {}
+        self.env: Env = self.module_env
+        self.guarded = False
+        self.loop: LoaderLoop | None = None
+        self.function: cst.FunctionDef | None = None
+        self.backends_tested: frozenset[str] = frozenset()
+        self.pending: list[_Pending] = []
+        self.module_classes: set[str] = set()
+        self.class_attributes: dict[str, Env] = {}
+
+    # ------------------------------------------------------------------ entry point
+
+    def analyze(self, module: cst.Module) -> FileFacts:
+        self.block(module.body)
+        while self.pending:
+            batch, self.pending = self.pending, []
+            for item in batch:
+                self.function_body(item)
+        return FileFacts(
+            calls=list(self.calls.values()),
+            mixes=list(self.mixes.values()),
+            conditionals=list(self.conditionals.values()),
+            values=self.values,
+        )
+
+    # ------------------------------------------------------------------ environment
+
+    def site(self) -> Site:
+        return Site(self.guarded, self.loop, self.function)
+
+    def lookup(self, name: str) -> Value | None:
+        value = self.env.get(name)
+        if value is None and self.env is not self.module_env:
+            value = self.module_env.get(name)
+        return value
+
+    def bind(self, target: cst.BaseExpression, value: Value) -> None:
+        if isinstance(target, cst.Name | cst.Attribute):
+            key = dotted_name(target)
+            if key is not None:
+                self.env[key] = value
+                self._forget_attributes_of(key)
+            elif isinstance(target, cst.Attribute):
+                self.expr(target.value)
+        elif isinstance(target, cst.Tuple | cst.List):
+            element = self.element_of(value)
+            for item in target.elements:
+                self.bind(item.value, element)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, value)
+        elif isinstance(target, cst.Subscript):
+            self.expr(target)
+
+    def bind_pairwise(self, target: cst.BaseExpression, source: cst.BaseExpression) -> bool:
+        """``a, b = x, y``: bind element by element; False when the shapes differ."""
+        if not (
+            isinstance(target, cst.Tuple | cst.List)
+            and isinstance(source, cst.Tuple | cst.List)
+            and len(target.elements) == len(source.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in source.elements)
+        ):
+            return False
+        values = [self.expr(e.value) for e in source.elements]
+        for element, value in zip(target.elements, values, strict=True):
+            self.bind(element.value, value)
+        return True
+
+    def _forget_attributes_of(self, key: str) -> None:
+        prefix = key + "."
+        stale = [name for name in self.env if name.startswith(prefix)]
+        for name in stale:
+            del self.env[name]
+
+    @staticmethod
+    def element_of(value: Value) -> Value:
+        """An element of a container (unpacking, iteration)."""
+        if value.kind is Kind.TENSOR:
+            return value
+        if value.kind is Kind.LOADER:
+            return Value(Kind.TENSOR, CPU, from_batch=True)
+        return UNKNOWN
+
+    def join_envs(self, envs: Sequence[Env]) -> Env:
+        if not envs:
+            return dict(self.env)
+        if len(envs) == 1:
+            return envs[0]
+        result: Env = {}
+        keys = set().union(*envs)
+        for key in keys:
+            present = [env[key] for env in envs if key in env]
+            value = present[0]
+            for other in present[1:]:
+                value = join(value, other)
+            result[key] = value
+        return result
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
+        """Run a block; True when it always leaves (return, raise, continue, break, exit)."""
+        saved_guard = self.guarded
+        exits = False
+        for index, statement in enumerate(statements):
+            following = statements[index + 1] if index + 1 < len(statements) else None
+            if self.statement(statement, following):
+                exits = True
+            if self._guards_rest_of_block(statement):
+                self.guarded = True
+        self.guarded = saved_guard
+        return exits
+
+    def _guards_rest_of_block(self, statement: cst.BaseStatement) -> bool:
+        if isinstance(statement, cst.If) and statement.orelse is None:
+            test = self.values.get(id(statement.test), UNKNOWN)
+            return _is_cuda_guard(test, -1) and _always_exits(statement.body)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assert):
+                    test = self.values.get(id(small.test), UNKNOWN)
+                    if _is_cuda_guard(test, +1):
+                        return True
+        return False
+
+    def suite(self, body: cst.BaseSuite) -> bool:
+        if isinstance(body, cst.IndentedBlock):
+            return self.block(body.body)
+        assert isinstance(body, cst.SimpleStatementSuite)
+        return self.small_statements(body.body)
+
+    def statement(self, stmt: cst.BaseStatement, following: cst.BaseStatement | None) -> bool:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return self.small_statements(stmt.body)
+        if isinstance(stmt, cst.If):
+            return self.if_statement(stmt, following)
+        if isinstance(stmt, cst.For):
+            self.for_statement(stmt)
+        elif isinstance(stmt, cst.While):
+            self.while_statement(stmt)
+        elif isinstance(stmt, cst.FunctionDef):
+            self.function_def(stmt, class_name=None)
+        elif isinstance(stmt, cst.ClassDef):
+            self.class_def(stmt)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                value = self.expr(item.item)
+                if item.asname is not None:
+                    self.bind(item.asname.name, value)
+            return self.suite(stmt.body)
+        elif isinstance(stmt, cst.Try | cst.TryStar):
+            self.try_statement(stmt)
+        elif isinstance(stmt, cst.Match):
+            self.match_statement(stmt)
+        return False
+
+    def small_statements(self, statements: Sequence[cst.BaseSmallStatement]) -> bool:
+        for small in statements:
+            if self.small_statement(small):
+                return True
+        return False
+
+    def small_statement(self, small: cst.BaseSmallStatement) -> bool:
+        if isinstance(small, cst.Expr):
+            self.expression_statement(small.value)
+            return _is_exit_call(small.value)
+        if isinstance(small, cst.Assign):
+            if len(small.targets) == 1 and self.bind_pairwise(
+                small.targets[0].target, small.value
+            ):
+                return False
+            value = self.expr(small.value)
+            for target in small.targets:
+                self.bind(target.target, value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.bind(small.target, self.expr(small.value))
+        elif isinstance(small, cst.AugAssign):
+            current = self.expr(small.target)
+            value = self.expr(small.value)
+            self.bind(small.target, self.combine(small, [(small.target, current), (small.value, value)]))
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                self.expr(small.value)
+            return True
+        elif isinstance(small, cst.Raise):
+            if small.exc is not None:
+                self.expr(small.exc)
+            return True
+        elif isinstance(small, cst.Break | cst.Continue):
+            return True
+        elif isinstance(small, cst.Assert):
+            self.expr(small.test)
+            if small.msg is not None:
+                self.expr(small.msg)
+        elif isinstance(small, cst.Import):
+            for alias in small.names:
+                full = _module_name(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.env[alias.asname.name.value] = Value(Kind.IMPORTED, qualname=full)
+                else:
+                    top = full.split(".", 1)[0]
+                    self.env[top] = Value(Kind.IMPORTED, qualname=top)
+        elif isinstance(small, cst.ImportFrom):
+            self.import_from(small)
+        elif isinstance(small, cst.Del):
+            self.expr(small.target)
+        return False
+
+    def import_from(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        base = "." * len(node.relative) + _module_name(node.module)
+        for alias in node.names:
+            name = _module_name(alias.name)
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            qualname = f"{base}.{name}" if base and not base.endswith(".") else base + name
+            self.env[local] = Value(Kind.IMPORTED, qualname=qualname)
+
+    def expression_statement(self, expr: cst.BaseExpression) -> None:
+        self.expr(expr)
+        if not isinstance(expr, cst.Call):
+            return
+        record = self.calls.get(id(expr))
+        if record is not None:
+            record.discarded = True
+        if not isinstance(expr.func, cst.Attribute):
+            return
+        key = dotted_name(expr.func.value)
+        if key is None:
+            return
+        method = expr.func.attr.value
+        receiver = self.lookup(key) or UNKNOWN
+        if method in torch_api.MOVE_METHODS and receiver.kind is not Kind.TENSOR:
+            # ``model.to(device)`` moves an nn.Module in place.
+            self.env[key] = self.values.get(id(expr), receiver)
+        elif method in ("append", "extend", "insert") and expr.args:
+            item = self.values.get(id(expr.args[-1].value), UNKNOWN)
+            if method == "extend":
+                item = self.element_of(item)
+            if item.kind is Kind.TENSOR and receiver.kind is Kind.TENSOR:
+                self.env[key] = Value(Kind.TENSOR, join_placement(receiver.where, item.where))
+            elif receiver.kind is Kind.TENSOR:
+                self.env[key] = UNKNOWN
+
+    def if_statement(self, node: cst.If, following: cst.BaseStatement | None) -> bool:
+        test = self.expr(node.test)
+        self.conditionals[id(node)] = Conditional(
+            node, test, self.backends_tested, following, self.site()
+        )
+        before = dict(self.env)
+        saved_guard, saved_backends = self.guarded, self.backends_tested
+        self.guarded = saved_guard or _is_cuda_guard(test, +1)
+        body_exits = self.suite(node.body)
+        body_env = self.env
+        self.env = dict(before)
+        self.guarded = saved_guard or _is_cuda_guard(test, -1)
+        if test.kind is Kind.GUARD and test.qualname:
+            self.backends_tested = saved_backends | {test.qualname}
+        else_exits = False
+        if isinstance(node.orelse, cst.If):
+            else_exits = self.if_statement(node.orelse, None)
+        elif isinstance(node.orelse, cst.Else):
+            else_exits = self.suite(node.orelse.body)
+        else_env = self.env
+        self.guarded, self.backends_tested = saved_guard, saved_backends
+        live = [env for env, exits in ((body_env, body_exits), (else_env, else_exits)) if not exits]
+        self.env.clear()
+        self.env.update(self.join_envs(live) if live else before)
+        return body_exits and else_exits
+
+    def loop_body(self, run_once: Callable[[], None]) -> None:
+        """Run a loop body until the environment at its head stops changing."""
+        for _ in range(MAX_LOOP_PASSES):
+            head = dict(self.env)
+            run_once()
+            merged = self.join_envs([head, self.env])
+            self.env.clear()
+            self.env.update(merged)
+            if merged == head:
+                break
+
+    def for_statement(self, node: cst.For) -> None:
+        iterable = self.expr(node.iter)
+        element, is_loader = self.iteration_element(node.iter, iterable)
+        saved_loop, saved_guard = self.loop, self.guarded
+        if is_loader:
+            self.loop = LoaderLoop(node)
+        if _iterates_devices(node.iter, self.values):
+            self.guarded = True
+
+        def run_once() -> None:
+            self.bind_loop_target(node.target, node.iter, element)
+            self.suite(node.body)
+
+        self.loop_body(run_once)
+        self.loop, self.guarded = saved_loop, saved_guard
+        if node.orelse is not None:
+            self.suite(node.orelse.body)
+
+    def iteration_element(self, iterable: cst.BaseExpression, value: Value) -> tuple[Value, bool]:
+        """The value of one element of ``iterable``, and whether it is a data loader."""
+        inner = _unwrap_iteration(iterable)
+        if inner is not iterable:
+            inner_value = self.values.get(id(inner), UNKNOWN)
+            return self.iteration_element(inner, inner_value)
+        name = dotted_name(iterable)
+        if value.kind is Kind.LOADER or (
+            value.kind is Kind.UNKNOWN and name is not None and _is_loader_like_name(name)
+        ):
+            return Value(Kind.TENSOR, CPU, from_batch=True), True
+        return self.element_of(value), False
+
+    def bind_loop_target(
+        self, target: cst.BaseExpression, iterable: cst.BaseExpression, element: Value
+    ) -> None:
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+            if (
+                iterable.func.value == "enumerate"
+                and isinstance(target, cst.Tuple)
+                and len(target.elements) == 2
+            ):
+                self.bind(target.elements[0].value, UNKNOWN)
+                self.bind(target.elements[1].value, element)
+                return
+            if iterable.func.value == "zip" and isinstance(target, cst.Tuple):
+                for item, arg in zip(target.elements, iterable.args, strict=False):
+                    value, _ = self.iteration_element(arg.value, self.values.get(id(arg.value), UNKNOWN))
+                    self.bind(item.value, value)
+                return
+        self.bind(target, element)
+
+    def while_statement(self, node: cst.While) -> None:
+        def run_once() -> None:
+            test = self.expr(node.test)
+            saved = self.guarded
+            self.guarded = saved or _is_cuda_guard(test, +1)
+            self.suite(node.body)
+            self.guarded = saved
+
+        self.loop_body(run_once)
+        if node.orelse is not None:
+            self.suite(node.orelse.body)
+
+    def try_statement(self, node: cst.Try | cst.TryStar) -> None:
+        before = dict(self.env)
+        body_exits = self.suite(node.body)
+        if node.orelse is not None and not body_exits:
+            self.suite(node.orelse.body)
+        outcomes = [] if body_exits else [self.env]
+        for handler in node.handlers:
+            self.env = self.join_envs([before, self.env])
+            if handler.type is not None:
+                self.expr(handler.type)
+            if not self.suite(handler.body):
+                outcomes.append(self.env)
+        self.env = self.join_envs(outcomes) if outcomes else before
+        if node.finalbody is not None:
+            self.suite(node.finalbody.body)
+
+    def match_statement(self, node: cst.Match) -> None:
+        self.expr(node.subject)
+        before = dict(self.env)
+        outcomes = []
+        for case in node.cases:
+            self.env = dict(before)
+            if not self.suite(case.body):
+                outcomes.append(self.env)
+        self.env = self.join_envs([*outcomes, before])
+
+    # ------------------------------------------------------------------ definitions
+
+    def function_def(self, node: cst.FunctionDef, class_name: str | None) -> None:
+        guarded = self.guarded
+        for decorator in node.decorators:
+            value = self.expr(decorator.decorator)
+            if _is_cuda_guard(value, +1) or self._is_guard_callable(decorator.decorator):
+                guarded = True
+        self.env[node.name.value] = Value(Kind.FUNCTION, qualname=node.name.value)
+        self.pending.append(_Pending(node, guarded, class_name))
+
+    def class_def(self, node: cst.ClassDef) -> None:
+        is_module = False
+        for base in node.bases:
+            value = self.expr(base.value)
+            if (value.kind is Kind.IMPORTED and torch_api.is_module_class(value.qualname)) or (
+                value.kind is Kind.CLASS and value.qualname in self.module_classes
+            ):
+                is_module = True
+        name = node.name.value
+        if is_module:
+            self.module_classes.add(name)
+        saved_env = self.env
+        self.env = dict(self.module_env) if saved_env is self.module_env else dict(saved_env)
+        methods: list[cst.FunctionDef] = []
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for statement in body:
+            if isinstance(statement, cst.FunctionDef):
+                methods.append(statement)
+            else:
+                self.statement(statement, None)
+        self.env = saved_env
+        methods.sort(key=lambda method: method.name.value != "__init__")
+        for method in methods:
+            self.function_def(method, class_name=name)
+        self.env[name] = Value(Kind.CLASS, qualname=name)
+
+    def function_body(self, item: _Pending) -> None:
+        node = item.node
+        saved = (self.env, self.guarded, self.loop, self.function, self.backends_tested)
+        env: Env = {}
+        if item.class_name is not None:
+            env.update(self.class_attributes.get(item.class_name, {}))
+        self.env = env
+        self.guarded, self.loop, self.function = item.guarded, None, node
+        self.backends_tested = frozenset()
+        for param in _parameters(node.params):
+            value = UNKNOWN
+            if param.default is not None:
+                value = self.expr(param.default)
+            if _is_device_like_name(param.name.value):
+                value = Value(Kind.DEVICE, ANY_DEVICE)
+            elif value.kind is not Kind.GUARD:
+                value = UNKNOWN
+            env[param.name.value] = value
+        if item.class_name in self.module_classes and node.params.params:
+            env[node.params.params[0].name.value] = Value(Kind.MODULE)
+        self.suite(node.body)
+        if item.class_name is not None:
+            attributes = self.class_attributes.setdefault(item.class_name, {})
+            for key, value in env.items():
+                if key.startswith("self."):
+                    attributes[key] = join(attributes[key], value) if key in attributes else value
+        self.env, self.guarded, self.loop, self.function, self.backends_tested = saved
+
+    def _is_guard_callable(self, expr: cst.BaseExpression) -> bool:
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        name = dotted_name(target)
+        if name is None:
+            return False
+        value = self.lookup(name.split(".", 1)[0])
+        qualname = name
+        if value is not None and value.kind is Kind.IMPORTED and value.qualname:
+            qualname = value.qualname + name[len(name.split(".", 1)[0]) :]
+        return qualname in self.guard_functions or name in self.guard_functions
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, node: cst.BaseExpression) -> Value:
+        value = self._expr(node)
+        self.values[id(node)] = value
+        return value
+
+    def _expr(self, node: cst.BaseExpression) -> Value:  # noqa: C901 - one dispatch table
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return Value(Kind.CONSTANT, constant={"True": True, "False": False}.get(node.value))
+            return self.lookup(node.value) or UNKNOWN
+        if isinstance(node, cst.Attribute):
+            return self.attribute(node)
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, cst.SimpleString):
+            text = _string_value(node)
+            if text is not None:
+                where = placement_of_device_string(text)
+                if where is not None:
+                    return Value(Kind.DEVICE, where, constant=text, from_literal=not self.guarded)
+            return Value(Kind.CONSTANT, constant=text)
+        if isinstance(node, cst.FormattedString):
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.expr(part.expression)
+            head = node.parts[0] if node.parts else None
+            if isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda"):
+                return Value(Kind.DEVICE, CUDA, from_literal=not self.guarded)
+            return UNKNOWN
+        if isinstance(node, cst.Integer | cst.Float):
+            return Value(Kind.CONSTANT, constant=node.evaluated_value)
+        if isinstance(node, cst.Subscript):
+            return self.subscript(node)
+        if isinstance(node, cst.BinaryOperation):
+            return self.binary_operation(node)
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.expr(node.expression)
+            if isinstance(node.operator, cst.Not):
+                if inner.kind is Kind.GUARD:
+                    return replace(inner, polarity=-inner.polarity)
+                return UNKNOWN
+            return inner if inner.kind is Kind.TENSOR else UNKNOWN
+        if isinstance(node, cst.BooleanOperation):
+            return self.boolean_operation(node)
+        if isinstance(node, cst.Comparison):
+            return self.comparison(node)
+        if isinstance(node, cst.IfExp):
+            return self.if_expression(node)
+        if isinstance(node, cst.Tuple | cst.List | cst.Set):
+            return self.container([self.expr(element.value) for element in node.elements])
+        if isinstance(node, cst.Dict):
+            values = []
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    self.expr(element.key)
+                values.append(self.expr(element.value))
+            return self.container(values)
+        if isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
+            return self.comprehension(node)
+        if isinstance(node, cst.NamedExpr):
+            value = self.expr(node.value)
+            self.bind(node.target, value)
+            return value
+        if isinstance(node, cst.Lambda):
+            saved = self.env
+            self.env = dict(saved)
+            for param in _parameters(node.params):
+                self.env[param.name.value] = UNKNOWN
+            self.expr(node.body)
+            self.env = saved
+            return UNKNOWN
+        if isinstance(node, cst.Await):
+            return self.expr(node.expression)
+        if isinstance(node, cst.Yield):
+            if isinstance(node.value, cst.BaseExpression):
+                self.expr(node.value)
+            elif isinstance(node.value, cst.From):
+                self.expr(node.value.item)
+            return UNKNOWN
+        if isinstance(node, cst.StarredElement):
+            return self.expr(node.value)
+        if isinstance(node, cst.ConcatenatedString):
+            self.expr(node.left)
+            self.expr(node.right)
+            return UNKNOWN
+        return UNKNOWN
+
+    def container(self, values: Sequence[Value]) -> Value:
+        """A literal list/tuple/dict: a tensor container when every element is a tensor."""
+        if not values:
+            return Value(Kind.TENSOR, frozenset())
+        if all(value.kind is Kind.TENSOR for value in values):
+            where: Placement = frozenset()
+            for value in values:
+                where = join_placement(where, value.where)
+            return Value(Kind.TENSOR, where, from_batch=all(v.from_batch for v in values))
+        return UNKNOWN
+
+    def comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
+    ) -> Value:
+        saved = self.env
+        self.env = dict(saved)
+        for_in: cst.CompFor | None = node.for_in
+        while for_in is not None:
+            iterable = self.expr(for_in.iter)
+            element, _ = self.iteration_element(for_in.iter, iterable)
+            self.bind_loop_target(for_in.target, for_in.iter, element)
+            for condition in for_in.ifs:
+                self.expr(condition.test)
+            for_in = for_in.inner_for_in
+        if isinstance(node, cst.DictComp):
+            self.expr(node.key)
+            element_value = self.expr(node.value)
+        else:
+            element_value = self.expr(node.elt)
+        self.env = saved
+        if element_value.kind is Kind.TENSOR:
+            return Value(Kind.TENSOR, element_value.where, from_batch=element_value.from_batch)
+        return UNKNOWN
+
+    def attribute(self, node: cst.Attribute) -> Value:
+        key = dotted_name(node)
+        if key is not None:
+            known = self.lookup(key)
+            if known is not None:
+                return known
+        base = self.expr(node.value)
+        attr = node.attr.value
+        if base.kind is Kind.IMPORTED and base.qualname:
+            return Value(Kind.IMPORTED, qualname=f"{base.qualname}.{attr}")
+        if attr == "is_cuda":
+            return Value(Kind.GUARD, polarity=+1, qualname="cuda")
+        if base.kind in (Kind.TENSOR, Kind.MODULE):
+            if attr == "device":
+                return Value(Kind.DEVICE, base.where)
+            if attr in torch_api.TENSOR_VIEW_ATTRIBUTES:
+                return base.derived()
+        if key is not None and _is_device_like_name(key):
+            return Value(Kind.DEVICE, ANY_DEVICE)
+        return UNKNOWN
+
+    def subscript(self, node: cst.Subscript) -> Value:
+        base = self.expr(node.value)
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self.expr(element.slice.value)
+            else:
+                for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if part is not None:
+                        self.expr(part)
+        if base.kind is Kind.TENSOR:
+            return base
+        return UNKNOWN
+
+    def binary_operation(self, node: cst.BinaryOperation) -> Value:
+        # Left-nested chains (a + b + c + ...) are flattened so that long ones cannot
+        # exhaust the recursion limit.
+        chain: list[cst.BinaryOperation] = []
+        current: cst.BaseExpression = node
+        while isinstance(current, cst.BinaryOperation):
+            chain.append(current)
+            current = current.left
+        left_node: cst.BaseExpression = current
+        left = self.expr(current)
+        for operation in reversed(chain):
+            right = self.expr(operation.right)
+            left = self.combine(operation, [(left_node, left), (operation.right, right)])
+            self.values[id(operation)] = left
+            left_node = operation
+        return left
+
+    def combine(
+        self, node: cst.CSTNode, operands: Sequence[tuple[cst.BaseExpression | None, Value]]
+    ) -> Value:
+        """The result of an operation over tensors; records a ``Mix`` when several meet."""
+        tensors = [(n, v) for n, v in operands if v.kind is Kind.TENSOR]
+        if not tensors:
+            return UNKNOWN
+        if len(tensors) >= 2:
+            self.mixes[id(node)] = Mix(node, tuple(Operand(n, v) for n, v in tensors), self.site())
+        known = [v.where for _, v in tensors if v.where is not None]
+        where: Placement = None
+        if known:
+            where = frozenset().union(*known)
+        return Value(Kind.TENSOR, where, from_batch=all(v.from_batch for _, v in tensors))
+
+    def boolean_operation(self, node: cst.BooleanOperation) -> Value:
+        left = self.expr(node.left)
+        is_and = isinstance(node.operator, cst.And)
+        saved = self.guarded
+        if _is_cuda_guard(left, +1 if is_and else -1):
+            self.guarded = True
+        right = self.expr(node.right)
+        self.guarded = saved
+        polarities = [v.polarity if v.kind is Kind.GUARD else 0 for v in (left, right)]
+        backend = left.qualname if left.kind is Kind.GUARD else right.qualname
+        if is_and:
+            polarity = +1 if +1 in polarities else (-1 if polarities == [-1, -1] else 0)
+        else:
+            polarity = -1 if -1 in polarities else (+1 if polarities == [+1, +1] else 0)
+        if polarity:
+            return Value(Kind.GUARD, polarity=polarity, qualname=backend)
+        if left.kind is Kind.GUARD or right.kind is Kind.GUARD:
+            return Value(Kind.GUARD, polarity=0, qualname=backend)
+        return join(left, right) if left.kind is right.kind else UNKNOWN
+
+    def comparison(self, node: cst.Comparison) -> Value:
+        left = self.expr(node.left)
+        operands: list[tuple[cst.BaseExpression | None, Value]] = [(node.left, left)]
+        for target in node.comparisons:
+            operands.append((target.comparator, self.expr(target.comparator)))
+        for operand, _ in operands:
+            record = self.calls.get(id(operand)) if operand is not None else None
+            if record is not None:
+                record.compared = True
+        if len(node.comparisons) == 1:
+            guard = _availability_comparison(
+                node.left, node.comparisons[0].operator, node.comparisons[0].comparator, left
+            )
+            if guard is not None:
+                return guard
+        result = self.combine(node, operands)
+        return result
+
+    def if_expression(self, node: cst.IfExp) -> Value:
+        test = self.expr(node.test)
+        self.conditionals[id(node)] = Conditional(node, test, self.backends_tested, None, self.site())
+        saved_guard, saved_backends = self.guarded, self.backends_tested
+        self.guarded = saved_guard or _is_cuda_guard(test, +1)
+        body = self.expr(node.body)
+        self.guarded = saved_guard or _is_cuda_guard(test, -1)
+        if test.kind is Kind.GUARD and test.qualname:
+            self.backends_tested = saved_backends | {test.qualname}
+        orelse = self.expr(node.orelse)
+        self.guarded, self.backends_tested = saved_guard, saved_backends
+        if body.kind is Kind.DEVICE and orelse.kind is Kind.DEVICE:
+            return Value(Kind.DEVICE, join_placement(body.where, orelse.where))
+        return join(body, orelse)
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, node: cst.Call) -> Value:
+        func = node.func
+        receiver: Value | None = None
+        method: str | None = None
+        callee_value = self.expr(func) if not isinstance(func, cst.Attribute) else None
+        if isinstance(func, cst.Attribute):
+            key = dotted_name(func)
+            known = self.lookup(key) if key is not None else None
+            if known is not None:
+                callee_value = known
+            else:
+                receiver = self.expr(func.value)
+                if receiver.kind is Kind.IMPORTED and receiver.qualname:
+                    callee_value = Value(
+                        Kind.IMPORTED, qualname=f"{receiver.qualname}.{func.attr.value}"
+                    )
+                    receiver = None
+                else:
+                    method = func.attr.value
+            if callee_value is not None:
+                self.values[id(func)] = callee_value
+        args: list[Value] = []
+        keywords: dict[str, Value] = {}
+        starred: list[Value] = []
+        for arg in node.args:
+            value = self.expr(arg.value)
+            if arg.keyword is not None:
+                keywords[arg.keyword.value] = value
+            elif arg.star:
+                starred.append(value)
+            else:
+                args.append(value)
+        callee = (
+            callee_value.qualname
+            if callee_value is not None and callee_value.kind is Kind.IMPORTED
+            else None
+        )
+        record = CallRecord(
+            node, callee, method, receiver, tuple(args), keywords, self.site()
+        )
+        self.calls[id(node)] = record
+        if method is not None and receiver is not None:
+            return self.method_call(node, receiver, method, args, keywords)
+        if callee is not None:
+            return self.library_call(node, callee, args, keywords, starred)
+        if callee_value is None:
+            return UNKNOWN
+        return self.value_call(node, callee_value, args, keywords, starred)
+
+    def placement_argument(self, args: Sequence[Value], keywords: dict[str, Value]) -> Value | None:
+        if "device" in keywords:
+            return keywords["device"]
+        return args[0] if args else None
+
+    def target_placement(self, target: Value | None, node: cst.Call) -> tuple[Placement, bool]:
+        """Where ``.to(target)`` sends a value; the bool says whether it moves at all."""
+        if target is None:
+            return None, False
+        if target.kind is Kind.DEVICE:
+            return target.where, True
+        if target.kind is Kind.TENSOR:
+            return target.where, True
+        if target.kind is Kind.IMPORTED and target.qualname in torch_api.DTYPES:
+            return None, False
+        first = node.args[0].value if node.args else None
+        name = dotted_name(first) if first is not None else None
+        if name is not None and _is_device_like_name(name):
+            return ANY_DEVICE, True
+        return None, True
+
+    def method_call(
+        self,
+        node: cst.Call,
+        receiver: Value,
+        method: str,
+        args: list[Value],
+        keywords: dict[str, Value],
+    ) -> Value:
+        if method == "cuda":
+            return receiver.moved(CUDA)
+        if method == "cpu":
+            return receiver.moved(CPU)
+        if method == "to":
+            where, moves = self.target_placement(self.placement_argument(args, keywords), node)
+            if not moves:
+                return receiver.derived() if receiver.kind is Kind.TENSOR else receiver
+            return receiver.moved(where)
+        if method == "type_as" and args:
+            return receiver.moved(args[0].where)
+        if method == "startswith" and args and args[0].kind is Kind.DEVICE:
+            if args[0].where == CUDA:
+                return Value(Kind.GUARD, polarity=+1, qualname="cuda")
+        if method == "forward" and receiver.kind is Kind.MODULE:
+            return self.value_call(node, receiver, args, keywords, [])
+        if receiver.kind is Kind.MODULE:
+            if method in torch_api.MODULE_SELF_METHODS:
+                return receiver
+            return UNKNOWN
+        if receiver.kind is Kind.TENSOR:
+            if method in torch_api.NON_TENSOR_METHODS:
+                return UNKNOWN
+            if method not in torch_api.DEVICE_FREE_METHODS:
+                operands = [(node.func, receiver)] + [
+                    (arg.value, value)
+                    for arg, value in zip(
+                        (a for a in node.args if a.keyword is None and not a.star), args, strict=False
+                    )
+                ]
+                return self.combine(node, operands)
+            return receiver.derived()
+        return UNKNOWN
+
+    def library_call(
+        self,
+        node: cst.Call,
+        callee: str,
+        args: list[Value],
+        keywords: dict[str, Value],
+        starred: list[Value],
+    ) -> Value:
+        if callee in torch_api.CUDA_AVAILABILITY:
+            return Value(Kind.GUARD, polarity=+1, qualname=torch_api.CUDA_AVAILABILITY[callee])
+        if callee in self.guard_functions or callee.rsplit(".", 1)[-1] in self.guard_leaf_names:
+            return Value(Kind.GUARD, polarity=+1, qualname="cuda")
+        if callee in torch_api.SKIP_IF and args:
+            polarity = +1 if callee in torch_api.SKIP_UNLESS else -1
+            if _is_cuda_guard(args[0], polarity):
+                return Value(Kind.GUARD, polarity=+1, qualname="cuda")
+            return UNKNOWN
+        if callee == "torch.device":
+            first = self.placement_argument(args, {})
+            if first is not None and first.kind is Kind.DEVICE:
+                return Value(Kind.DEVICE, first.where)
+            if "type" in keywords and keywords["type"].kind is Kind.DEVICE:
+                return Value(Kind.DEVICE, keywords["type"].where)
+            return Value(Kind.DEVICE, ANY_DEVICE)
+        if callee in torch_api.ACCELERATOR_DEVICE_FUNCTIONS:
+            return Value(Kind.DEVICE, ANY_DEVICE)
+        if callee in torch_api.DATA_LOADERS:
+            return Value(Kind.LOADER)
+        if callee == "torch.load":
+            location = keywords.get("map_location")
+            if location is not None and location.kind is Kind.DEVICE:
+                return Value(Kind.TENSOR, location.where)
+            return UNKNOWN
+        if torch_api.is_module_class(callee):
+            if callee in torch_api.WRAPPERS and args:
+                return Value(Kind.MODULE, args[0].where)
+            return Value(Kind.MODULE, CPU, stateless=torch_api.is_stateless_module(callee))
+        if callee in torch_api.PARAMETER_WRAPPERS and args:
+            return args[0].derived()
+        if torch_api.is_factory(callee):
+            device = keywords.get("device")
+            if device is not None:
+                return Value(Kind.TENSOR, device.where if device.kind is Kind.DEVICE else None)
+            if callee.endswith("_like") and args:
+                return Value(Kind.TENSOR, args[0].where)
+            return Value(Kind.TENSOR, CPU)
+        if callee.startswith("torch.") and not callee.startswith(torch_api.NON_TENSOR_NAMESPACES):
+            return self.combine(node, list(self.tensor_operands(node)))
+        return UNKNOWN
+
+    def tensor_operands(self, node: cst.Call) -> Iterable[tuple[cst.BaseExpression, Value]]:
+        """Positional tensor arguments, looking inside literal lists (``torch.cat([a, b])``)."""
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in ("input", "target", "other"):
+                continue
+            if isinstance(arg.value, cst.List | cst.Tuple):
+                for element in arg.value.elements:
+                    yield element.value, self.values.get(id(element.value), UNKNOWN)
+            else:
+                yield arg.value, self.values.get(id(arg.value), UNKNOWN)
+
+    def value_call(
+        self,
+        node: cst.Call,
+        callee: Value,
+        args: list[Value],
+        keywords: dict[str, Value],
+        starred: list[Value],
+    ) -> Value:
+        if callee.kind is Kind.CLASS:
+            if callee.qualname in self.module_classes:
+                return Value(Kind.MODULE, CPU)
+            return UNKNOWN
+        if callee.kind is Kind.FUNCTION:
+            return UNKNOWN
+        if callee.kind is Kind.IMPORTED:
+            return UNKNOWN
+        inputs = [(arg.value, self.values.get(id(arg.value), UNKNOWN)) for arg in node.args]
+        if callee.kind is Kind.UNKNOWN and callee.where is None:
+            # An unknown callable (a parameter ``model``, ``self.net``): a loss-like name
+            # combines its inputs; anything else returns a result on their device.
+            name = dotted_name(node.func) or ""
+            if _is_loss_like_name(name):
+                return self.combine(node, inputs)
+            known = [v.where for _, v in inputs if v.kind is Kind.TENSOR and v.where]
+            return Value(Kind.TENSOR, frozenset().union(*known)) if known else UNKNOWN
+        if callee.kind in (Kind.MODULE, Kind.UNKNOWN, Kind.TENSOR):
+            if callee.stateless or callee.where is None:
+                return self.combine(node, inputs)
+            tensors = [(n, v) for n, v in inputs if v.kind is Kind.TENSOR]
+            if tensors:
+                self.mixes[id(node)] = Mix(
+                    node,
+                    (Operand(None, Value(Kind.MODULE, callee.where)),)
+                    + tuple(Operand(n, v) for n, v in tensors),
+                    self.site(),
+                )
+            return Value(Kind.TENSOR, callee.where)
+        return UNKNOWN
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _parameters(params: cst.Parameters) -> list[cst.Param]:
+    result = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if isinstance(params.star_arg, cst.Param):
+        result.append(params.star_arg)
+    if params.star_kwarg is not None:
+        result.append(params.star_kwarg)
+    return result
+
+
+def _is_cuda_guard(value: Value, polarity: int) -> bool:
+    """True when ``value`` being truthy (+1) / falsy (-1) implies CUDA is available."""
+    return (
+        value.kind is Kind.GUARD
+        and value.polarity == polarity
+        and value.qualname in ("cuda", "accelerator")
+    )
+
+
+def _availability_comparison(
+    left_node: cst.BaseExpression,
+    operator: cst.BaseCompOp,
+    right_node: cst.BaseExpression,
+    left: Value,
+) -> Value | None:
+    """Guards written as comparisons: ``device.type == "cuda"``, ``device_count() > 0``."""
+    equal = isinstance(operator, cst.Equal | cst.Is)
+    unequal = isinstance(operator, cst.NotEqual | cst.IsNot)
+    for device_side in (right_node, left_node):
+        text = _string_value(device_side)
+        if text is None:
+            continue
+        kind = text.split(":", 1)[0]
+        if isinstance(operator, cst.In) and device_side is left_node and kind == "cuda":
+            return Value(Kind.GUARD, polarity=+1, qualname="cuda")
+        if kind in ("cuda", "cpu") and (equal or unequal):
+            positive = (kind == "cuda") == equal
+            return Value(Kind.GUARD, polarity=+1 if positive else -1, qualname="cuda")
+        if kind == "mps" and (equal or unequal):
+            return Value(Kind.GUARD, polarity=0, qualname="mps")
+    if left.kind is Kind.GUARD and isinstance(right_node, cst.Integer):
+        number = int(right_node.evaluated_value)
+        if isinstance(operator, cst.GreaterThan | cst.GreaterThanEqual) or (
+            unequal and number == 0
+        ):
+            return left
+        if (equal and number == 0) or isinstance(operator, cst.LessThan):
+            return replace(left, polarity=-left.polarity)
+    return None
+
+
+def _unwrap_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``enumerate(x)``, ``tqdm(x)``, ``iter(x)`` -> ``x`` (zip is handled by the caller)."""
+    if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None:
+        name = dotted_name(expr.func)
+        if name is not None and name.rsplit(".", 1)[-1] in torch_api.ITERATION_WRAPPERS:
+            return expr.args[0].value
+    return expr
+
+
+def _iterates_devices(iterable: cst.BaseExpression, values: dict[int, Value]) -> bool:
+    """``for i in range(torch.cuda.device_count())`` only runs where CUDA is available."""
+    if (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Name)
+        and iterable.func.value == "range"
+        and iterable.args
+    ):
+        return _is_cuda_guard(values.get(id(iterable.args[-1].value), UNKNOWN), +1)
+    return False
+
+
+def _is_exit_call(expr: cst.BaseExpression) -> bool:
+    if not isinstance(expr, cst.Call):
+        return False
+    name = dotted_name(expr.func)
+    return name is not None and name in torch_api.EXIT_CALLS
+
+
+def _always_exits(body: cst.BaseSuite) -> bool:
+    statements: Sequence[cst.CSTNode]
+    if isinstance(body, cst.IndentedBlock):
+        statements = body.body
+    else:
+        statements = body.body
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    if isinstance(last, cst.Return | cst.Raise | cst.Continue | cst.Break):
+        return True
+    if isinstance(last, cst.Expr):
+        return _is_exit_call(last.value)
+    if isinstance(last, cst.If) and last.orelse is not None:
+        orelse = last.orelse
+        other = orelse.body if isinstance(orelse, cst.Else) else cst.IndentedBlock(body=[orelse])
+        return _always_exits(last.body) and _always_exits(other)
+    return False
+
+
+def analyze(module: cst.Module, guard_functions: Iterable[str] = ()) -> FileFacts:
+    """Run the device-flow analysis over a parsed module."""
+    return Analyzer(guard_functions).analyze(module)

@@ -1,0 +1,146 @@
+"""What devlint knows about the PyTorch API, as data: one table per question."""
+
+from __future__ import annotations
+
+# Calls whose truthy result means an accelerator is available; the value names the backend.
+CUDA_AVAILABILITY: dict[str, str] = {
+    "torch.cuda.is_available": "cuda",
+    "torch.cuda.device_count": "cuda",
+    "torch.cuda.is_initialized": "cuda",
+    "torch.accelerator.is_available": "accelerator",
+    "torch.accelerator.device_count": "accelerator",
+    "torch.backends.mps.is_available": "mps",
+    "torch.backends.mps.is_built": "mps",
+    "torch.mps.is_available": "mps",
+}
+
+# Test decorators that skip a test: skipif/skipIf skip when true, skipUnless when false.
+SKIP_UNLESS = frozenset({"unittest.skipUnless", "unittest.case.skipUnless"})
+SKIP_IF = SKIP_UNLESS | frozenset({"pytest.mark.skipif", "unittest.skipIf", "unittest.case.skipIf"})
+
+# Calls that end the program or the test: code after them on a negated test is guarded.
+EXIT_CALLS = frozenset(
+    {
+        "sys.exit",
+        "exit",
+        "quit",
+        "os._exit",
+        "pytest.skip",
+        "pytest.exit",
+        "self.skipTest",
+        "unittest.SkipTest",
+    }
+)
+
+ACCELERATOR_DEVICE_FUNCTIONS = frozenset({"torch.accelerator.current_accelerator"})
+
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+# Names that, unresolved, still mean "a device": the argument of ``.to(device)``.
+DEVICE_NAMES = frozenset({"device", "dev", "devices", "target_device", "accelerator_device"})
+
+# Wrappers around an iterable in a ``for`` statement: ``for x in tqdm(loader)``.
+ITERATION_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "trange", "progress_bar", "track"})
+
+TENSOR_FACTORIES = frozenset(
+    {
+        "zeros", "ones", "empty", "full", "arange", "range", "linspace", "logspace",
+        "randn", "rand", "randint", "randperm", "normal", "tensor", "as_tensor", "eye",
+        "from_numpy", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+        "randn_like", "randint_like", "scalar_tensor", "bernoulli", "multinomial",
+    }
+)
+
+
+def is_factory(qualname: str) -> bool:
+    head, _, name = qualname.rpartition(".")
+    return head == "torch" and name in TENSOR_FACTORIES
+
+
+DTYPES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "float", "float16", "float32", "float64", "bfloat16", "half", "double", "int",
+        "int8", "int16", "int32", "int64", "long", "uint8", "bool", "complex64", "complex128",
+        "short", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2",
+    )
+)
+
+# Namespaces under ``torch`` whose functions do not compute on tensors.
+NON_TENSOR_NAMESPACES = (
+    "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.", "torch.jit.",
+    "torch.onnx.", "torch.hub.", "torch.nn.init.", "torch.optim.", "torch.autograd.",
+    "torch.save", "torch.manual_seed", "torch.set_", "torch.get_", "torch.is_",
+    "torch.compile", "torch.no_grad", "torch.inference_mode", "torch.enable_grad",
+    "torch.amp.", "torch.autocast", "torch.device", "torch.accelerator.", "torch.mps.",
+    "torch.numel", "torch.typename", "torch.use_deterministic_algorithms",
+)
+
+
+def is_module_class(qualname: str | None) -> bool:
+    """``torch.nn.Linear``-like: a class from ``torch.nn`` (not a function of F)."""
+    if not qualname or not qualname.startswith("torch.nn."):
+        return False
+    if qualname.startswith(("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.")):
+        return False
+    leaf = qualname.rsplit(".", 1)[-1]
+    return leaf[:1].isupper() and leaf not in ("Parameter", "Buffer", "ParameterList")
+
+
+STATELESS_MODULES = frozenset(
+    {
+        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+        "Softmax", "LogSoftmax", "Softplus", "Hardswish", "Hardsigmoid", "Identity", "Flatten",
+        "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "CosineSimilarity", "PairwiseDistance",
+    }
+)
+
+
+def is_stateless_module(qualname: str) -> bool:
+    """Modules without parameters: their device does not matter (losses, activations)."""
+    leaf = qualname.rsplit(".", 1)[-1]
+    return leaf.endswith("Loss") or leaf in STATELESS_MODULES
+
+
+# Wrappers that keep the wrapped module's placement.
+WRAPPERS = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.DistributedDataParallel",
+    }
+)
+PARAMETER_WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+# Methods that move a value: a bare ``model.to(device)`` moves a module in place.
+MOVE_METHODS = frozenset({"to", "cuda", "cpu"})
+
+# Module methods that return the module itself.
+MODULE_SELF_METHODS = frozenset(
+    {"eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "apply", "to_empty"}
+)
+
+# Tensor attributes that are tensors on the same device.
+TENSOR_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+
+# Tensor methods whose result is not a tensor.
+NON_TENSOR_METHODS = frozenset(
+    {
+        "numpy", "item", "tolist", "size", "dim", "numel", "nelement", "stride", "data_ptr",
+        "get_device", "is_contiguous", "element_size", "is_floating_point", "is_complex",
+        "storage", "untyped_storage", "__len__", "keys", "register_hook", "backward",
+        "dim_order", "ndimension",
+    }
+)
+
+# Tensor methods that take other tensors without requiring them on the same device.
+DEVICE_FREE_METHODS = frozenset(
+    {
+        "to", "copy_", "type_as", "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full",
+        "view_as", "expand_as", "reshape_as", "pin_memory", "detach", "clone", "cpu", "cuda",
+        "items", "values", "get", "float", "half", "double", "long", "int", "bool", "contiguous",
+    }
+)

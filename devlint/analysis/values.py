@@ -1,0 +1,109 @@
+"""Abstract values of the device-flow analysis and their lattice.
+
+A value is what the analysis knows about one Python object at one program point:
+its kind (tensor, module, device, ...) and its *placement*, the set of devices it may
+live on. Placement ``None`` means unknown (the top of the lattice); joining anything
+with unknown stays unknown, so a rule that needs a known placement stays silent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+Placement = frozenset[str] | None
+
+CPU: Placement = frozenset({"cpu"})
+CUDA: Placement = frozenset({"cuda"})
+MPS: Placement = frozenset({"mps"})
+ANY_DEVICE: Placement = frozenset({"cpu", "cuda", "mps"})
+ACCELERATORS = frozenset({"cuda", "mps"})
+
+
+class Kind(Enum):
+    UNKNOWN = "unknown"
+    TENSOR = "tensor"  # a tensor, or a container of tensors (a batch, a list of outputs)
+    MODULE = "module"  # an nn.Module instance
+    DEVICE = "device"  # a torch.device or a device string
+    LOADER = "loader"  # a torch.utils.data.DataLoader
+    IMPORTED = "imported"  # a module or object reached through an import: see ``qualname``
+    FUNCTION = "function"  # a function defined in this file: see ``qualname``
+    CLASS = "class"  # a class defined in this file
+    CONSTANT = "constant"  # a literal constant: see ``constant``
+    GUARD = "guard"  # a boolean derived from an availability test: see ``polarity``
+
+
+def join_placement(a: Placement, b: Placement) -> Placement:
+    if a is None or b is None:
+        return None
+    return a | b
+
+
+def may_be_accelerator(where: Placement) -> bool:
+    return where is not None and bool(where & ACCELERATORS)
+
+
+def is_cpu(where: Placement) -> bool:
+    return where == CPU
+
+
+def placement_of_device_string(text: str) -> Placement:
+    """The placement named by a device string such as ``"cuda:0"``; None if not a device."""
+    kind = text.split(":", 1)[0].strip().lower()
+    if kind == "cuda":
+        return CUDA
+    if kind == "mps":
+        return MPS
+    if kind == "cpu":
+        return CPU
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """What is known about one object."""
+
+    kind: Kind = Kind.UNKNOWN
+    where: Placement = None
+    qualname: str | None = None  # IMPORTED / FUNCTION / CLASS: the dotted name it stands for
+    constant: object = None  # CONSTANT: the literal value (True, 3, "cuda", ...)
+    polarity: int = 0  # GUARD: +1 truthy implies CUDA available, -1 falsy implies it
+    from_batch: bool = False  # a batch element straight out of a data loader, not yet moved
+    stateless: bool = False  # MODULE without parameters (losses, activations)
+    from_literal: bool = False  # DEVICE written as a bare string literal
+
+    def moved(self, where: Placement) -> Value:
+        """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
+        kind = self.kind if self.kind in (Kind.MODULE, Kind.TENSOR) else Kind.TENSOR
+        return Value(kind=kind, where=where, stateless=self.stateless)
+
+    def derived(self) -> Value:
+        """A tensor computed from this one (method chains, slicing, arithmetic)."""
+        return self if self.kind is Kind.TENSOR else Value(Kind.TENSOR, self.where)
+
+
+UNKNOWN = Value()
+
+
+def join(a: Value, b: Value) -> Value:
+    """The least value describing both ``a`` and ``b`` (the two sides of a branch)."""
+    if a == b:
+        return a
+    if a.kind is not b.kind:
+        return UNKNOWN
+    if a.kind in (Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT):
+        return a if (a.qualname, a.constant) == (b.qualname, b.constant) else UNKNOWN
+    return Value(
+        kind=a.kind,
+        where=join_placement(a.where, b.where),
+        polarity=a.polarity if a.polarity == b.polarity else 0,
+        from_batch=a.from_batch or b.from_batch,
+        stateless=a.stateless and b.stateless,
+        from_literal=a.from_literal and b.from_literal,
+    )
+
+
+def describe_accelerator(where: Placement) -> str:
+    """``cuda``, ``mps`` or ``an accelerator``: the accelerator a placement may be on."""
+    accelerators = sorted((where or frozenset()) & ACCELERATORS)
+    return accelerators[0] if len(accelerators) == 1 else "an accelerator"

@@ -1,0 +1,222 @@
+"""The command line: parses options into settings and hands them to the runner."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from devlint import __version__
+from devlint.config import ConfigError, FileConfig, codes_for_file, find_config, load_config, resolve_codes
+from devlint.diagnostics import Diagnostic
+from devlint.discovery import DiscoveryError, discover
+from devlint.engine import CheckOptions, check_text
+from devlint.report import FORMATS, RuleInfo, render
+from devlint.rule import all_rules
+from devlint.runner import FileTask, check_files, default_jobs
+
+
+class UserError(Exception):
+    """A problem with the command line or its inputs: one line, exit code 2."""
+
+
+class DefaultGroup(click.Group):
+    """``devlint PATH`` means ``devlint check PATH``, as with ruff's old CLI."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="devlint")
+def main() -> None:
+    """devlint: find and fix device bugs in PyTorch code (CUDA, MPS, CPU).
+
+    Run `devlint PATH...` (same as `devlint check PATH...`) to check files.
+    """
+
+
+def _codes_option(name: str, help_text: str) -> Any:
+    return click.option(name, metavar="CODES", multiple=True, help=help_text)
+
+
+@main.command("check")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
+@_codes_option("--select", "Rule codes or prefixes to enable (replaces the configured set); ALL for every rule.")
+@_codes_option("--extend-select", "Rule codes or prefixes to enable on top of the selection.")
+@_codes_option("--ignore", "Rule codes or prefixes to disable.")
+@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--statistics", is_flag=True, help="Show counts per rule instead of each diagnostic.")
+@click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics are found.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per core).")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or devlint.toml.")
+@click.option("--stdin-filename", help="The name to report for source read from stdin (`-`).")
+@click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary.")
+@click.option("--color/--no-color", default=None, help="Colour the output (default: when a terminal).")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
+def check(
+    paths: tuple[Path, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    statistics: bool,
+    exit_zero: bool,
+    jobs: int | None,
+    config_file: Path | None,
+    stdin_filename: str | None,
+    quiet: bool,
+    color: bool | None,
+    verbose: bool,
+) -> None:
+    """Check PATHS (default: the current directory; `-` reads stdin)."""
+    try:
+        found, files_checked = _run_check(
+            paths, select, extend_select, ignore, jobs, config_file, stdin_filename, quiet
+        )
+    except (UserError, ConfigError, DiscoveryError) as error:
+        _fail(str(error))
+    except Exception as error:  # a bug in devlint: one line, the traceback on request
+        if verbose:
+            traceback.print_exc()
+        _fail(f"internal error: {type(error).__name__}: {error} (run with --verbose for details)")
+    use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    if quiet and not found and output_format == "text":
+        sys.exit(0)
+    render(
+        output_format,
+        found,
+        sys.stdout,
+        rules=_rule_infos(),
+        color=use_color,
+        statistics=statistics,
+        files_checked=files_checked,
+        cwd=Path.cwd(),
+    )
+    sys.exit(1 if found and not exit_zero else 0)
+
+
+def _run_check(
+    paths: tuple[Path, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    jobs: int | None,
+    config_file: Path | None,
+    stdin_filename: str | None,
+    quiet: bool,
+) -> tuple[list[Diagnostic], int]:
+    reads_stdin = Path("-") in paths
+    if reads_stdin and len(paths) > 1:
+        raise UserError("`-` (stdin) cannot be combined with other paths")
+    start = Path(stdin_filename).parent if reads_stdin and stdin_filename else Path.cwd()
+    if not reads_stdin and paths:
+        start = paths[0] if paths[0].is_dir() else paths[0].parent
+    config = load_config(config_file if config_file is not None else find_config(start.resolve()))
+    enabled = _enabled_codes(config, select, extend_select, ignore)
+    guards = config.guard_functions
+    if reads_stdin:
+        display = stdin_filename or "-"
+        codes = codes_for_file(Path(display), config.root, config.per_file_ignores, enabled)
+        text = sys.stdin.read()
+        return check_text(text, display, CheckOptions(codes, guards)), 1
+    files = discover(
+        list(paths) or [Path(".")],
+        root=config.root,
+        exclude=config.exclude,
+        extend_exclude=config.extend_exclude,
+    )
+    tasks = [
+        FileTask(
+            path,
+            str(path),
+            CheckOptions(
+                codes_for_file(path, config.root, config.per_file_ignores, enabled), guards
+            ),
+        )
+        for path in files
+    ]
+    show_progress = sys.stderr.isatty() and not quiet
+    return check_files(tasks, jobs or default_jobs(), show_progress), len(tasks)
+
+
+def _enabled_codes(
+    config: FileConfig,
+    select: Sequence[str],
+    extend_select: Sequence[str],
+    ignore: Sequence[str],
+) -> frozenset[str]:
+    rules = all_rules()
+    default_on = [code for code, rule in rules.items() if rule.default]
+    chosen_select = _split(select) if select else config.select
+    return resolve_codes(
+        chosen_select,
+        tuple(config.extend_select) + _split(extend_select),
+        tuple(config.ignore) + _split(ignore),
+        known=list(rules),
+        default_on=default_on,
+    )
+
+
+def _split(values: Sequence[str]) -> tuple[str, ...]:
+    """``--select A,B --select C`` -> (A, B, C)."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _rule_infos() -> dict[str, RuleInfo]:
+    return {
+        code: RuleInfo(code, rule.name, rule.summary, rule.fix is not None, rule.default)
+        for code, rule in all_rules().items()
+    }
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@main.command("rules")
+def list_rules() -> None:
+    """List every rule: code, name, default on/off, fix."""
+    rules = all_rules()
+    width = max(len(rule.name) for rule in rules.values())
+    click.echo(f"{'code':<7} {'name':<{width}} {'default':<8} {'fix':<7} summary")
+    for code, rule in rules.items():
+        default = "on" if rule.default else "off"
+        fix = rule.fix or "-"
+        click.echo(f"{code:<7} {rule.name:<{width}} {default:<8} {fix:<7} {rule.summary}")
+
+
+@main.command("rule")
+@click.argument("code")
+def show_rule(code: str) -> None:
+    """Show the documentation of one rule (by code or name)."""
+    rules = all_rules()
+    wanted = code.upper()
+    match = rules.get(wanted) or next((r for r in rules.values() if r.name == code), None)
+    if match is None:
+        _fail(f"unknown rule: {code} (see `devlint rules`)")
+        return
+    fix = {"safe": "Fix is always available (safe).", "unsafe": "Fix is available as an unsafe fix."}
+    header = f"# {match.name} ({match.code})\n\n"
+    header += ("Enabled by default. " if match.default else "Off by default. ") + fix.get(
+        match.fix or "", "No fix."
+    )
+    click.echo(header + "\n\n" + match.documentation())
+
+
+def _register_verify() -> None:
+    """``devlint verify`` lives in its own package and imports torch only when run."""
+    from devlint.verify.command import verify
+
+    main.add_command(verify)
+
+
+_register_verify()

@@ -1,0 +1,57 @@
+"""The data every part of devlint passes around: locations, edits, fixes, diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Applicability = Literal["safe", "unsafe"]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Location:
+    """A 1-based row and 1-based column, as ruff reports them."""
+
+    row: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text between ``start`` and ``end`` with ``content``."""
+
+    content: str
+    start: Location
+    end: Location
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A set of edits that together repair one diagnostic."""
+
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding of one rule in one file (or notebook cell)."""
+
+    code: str
+    name: str
+    message: str
+    path: str
+    start: Location
+    end: Location
+    fix: Fix | None = None
+    noqa_row: int | None = None
+    cell: int | None = None
+    url: str | None = field(default=None, compare=False)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.start.row, self.start.column, self.code)

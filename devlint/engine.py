@@ -1,0 +1,183 @@
+"""Checking one file: parse once, analyse once, run the selected rules, apply noqa."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from devlint.analysis.flow import analyze
+from devlint.diagnostics import Diagnostic, Location
+from devlint.rule import Finding, Rule, all_rules
+from devlint.source import UnreadableSource, read_notebook, read_source
+
+UNREADABLE, SYNTAX_ERROR, INTERNAL_ERROR = "DEV900", "DEV901", "DEV902"
+
+_NOQA = re.compile(
+    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
+_FILE_NOQA = re.compile(
+    r"^\s*#\s*devlint:\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+_LIBCST_POSITION = re.compile(r"error at (\d+):(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """What to check in one file."""
+
+    codes: frozenset[str]
+    guard_functions: tuple[str, ...] = ()
+
+
+def check_path(path: Path, display: str, options: CheckOptions) -> list[Diagnostic]:
+    """Check a file on disk; unreadable files become a DEV900 diagnostic."""
+    try:
+        if path.suffix == ".ipynb":
+            return _check_notebook(path, display, options)
+        source = read_source(path)
+    except UnreadableSource as error:
+        return _engine_diagnostic(UNREADABLE, str(error), display, 1, 1, options)
+    return check_text(source.text, display, options)
+
+
+def _check_notebook(path: Path, display: str, options: CheckOptions) -> list[Diagnostic]:
+    notebook = read_notebook(path)
+    if notebook is None:  # another kernel's language: nothing for devlint to check
+        return []
+    located = []
+    for diagnostic in check_text(notebook.text, display, options):
+        cell, row = notebook.locate(diagnostic.start.row)
+        _, end_row = notebook.locate(diagnostic.end.row)
+        located.append(
+            replace(
+                diagnostic,
+                cell=cell,
+                start=Location(row, diagnostic.start.column),
+                end=Location(end_row, diagnostic.end.column),
+                noqa_row=row,
+            )
+        )
+    return located
+
+
+def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnostic]:
+    """Check Python source text; never raises for anything the file contains."""
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        message, row, column = _syntax_error(text, error)
+        return _engine_diagnostic(SYNTAX_ERROR, message, display, row, column, options)
+    except (RecursionError, MemoryError, ValueError) as error:
+        return _internal_error(error, display, options)
+    try:
+        diagnostics = _run_rules(module, text, display, options)
+    except (RecursionError, MemoryError) as error:
+        return _internal_error(error, display, options)
+    except Exception as error:  # a devlint bug must not stop the run
+        return _internal_error(error, display, options)
+    return _suppress(diagnostics, text)
+
+
+def _run_rules(
+    module: cst.Module, text: str, display: str, options: CheckOptions
+) -> list[Diagnostic]:
+    rules = [cls() for code, cls in all_rules().items() if code in options.codes]
+    rules = [rule for rule in rules if not rule.engine_only]
+    if not rules:
+        return []
+    facts = analyze(module, options.guard_functions)
+    found: list[tuple[Rule, Finding]] = [
+        (rule, finding) for rule in rules for finding in rule.check(facts)
+    ]
+    if not found:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    diagnostics = []
+    seen: set[tuple[str, int]] = set()
+    for rule, finding in found:
+        if (rule.code, id(finding.node)) in seen:
+            continue
+        seen.add((rule.code, id(finding.node)))
+        span = positions[finding.node]
+        diagnostics.append(
+            Diagnostic(
+                code=rule.code,
+                name=rule.name,
+                message=finding.message,
+                path=display,
+                start=Location(span.start.line, span.start.column + 1),
+                end=Location(span.end.line, span.end.column + 1),
+                noqa_row=span.start.line,
+            )
+        )
+    return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+def _suppress(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
+    """Drop diagnostics silenced by ``# noqa[: codes]`` or ``# devlint: noqa[: codes]``."""
+    if not diagnostics or "noqa" not in text.lower():
+        return diagnostics
+    file_codes: set[str] | None = None
+    for match in _FILE_NOQA.finditer(text):
+        if match.group("codes") is None:
+            return []
+        file_codes = (file_codes or set()) | _codes(match.group("codes"))
+    lines = text.splitlines()
+    kept = []
+    for diagnostic in diagnostics:
+        if file_codes and diagnostic.code in file_codes:
+            continue
+        row = diagnostic.noqa_row or diagnostic.start.row
+        line = lines[row - 1] if 0 < row <= len(lines) else ""
+        match = _NOQA.search(line)
+        if match and (match.group("codes") is None or diagnostic.code in _codes(match.group("codes"))):
+            continue
+        kept.append(diagnostic)
+    return kept
+
+
+def _codes(text: str) -> set[str]:
+    return {code.upper() for code in _CODE.findall(text)}
+
+
+def _syntax_error(text: str, error: cst.ParserSyntaxError) -> tuple[str, int, int]:
+    """A readable message and 1-based position; CPython's wording when it has one."""
+    try:
+        ast.parse(text)
+    except SyntaxError as py_error:
+        row = py_error.lineno or 1
+        column = py_error.offset or 1
+        return f"syntax error: {py_error.msg}", row, max(column, 1)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    found = _LIBCST_POSITION.search(error.message)
+    if found:
+        return f"syntax error: {error.message.split(': ', 2)[-1]}", int(found[1]), int(found[2]) + 1
+    return f"syntax error: {error.message}", error.raw_line, error.raw_column + 1
+
+
+def _internal_error(error: BaseException, display: str, options: CheckOptions) -> list[Diagnostic]:
+    if isinstance(error, RecursionError):
+        what = "the code is nested too deeply for devlint (recursion limit)"
+    else:
+        what = f"{type(error).__name__}: {error}"
+    message = f"devlint failed on this file: {what}; please report this as a bug"
+    return _engine_diagnostic(INTERNAL_ERROR, message, display, 1, 1, options)
+
+
+def _engine_diagnostic(
+    code: str, message: str, display: str, row: int, column: int, options: CheckOptions
+) -> list[Diagnostic]:
+    if code not in options.codes:
+        return []
+    rule = all_rules()[code]
+    location = Location(row, column)
+    return [Diagnostic(code, rule.name, message, display, location, location)]
+

@@ -1,0 +1,93 @@
+"""Checking many files: in parallel worker processes, with progress on a terminal."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from devlint.diagnostics import Diagnostic
+from devlint.engine import CheckOptions, check_path
+
+# Below this many files per worker, starting processes costs more than it saves.
+MIN_FILES_PER_JOB = 8
+CHUNK_SIZE = 16
+PROGRESS_THRESHOLD = 100
+
+
+@dataclass(frozen=True, slots=True)
+class FileTask:
+    path: Path
+    display: str
+    options: CheckOptions
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _check_chunk(tasks: Sequence[FileTask]) -> list[list[Diagnostic]]:
+    return [check_path(task.path, task.display, task.options) for task in tasks]
+
+
+def check_files(tasks: Sequence[FileTask], jobs: int, show_progress: bool) -> list[Diagnostic]:
+    """Check every file; the result is sorted by path, line and column."""
+    chunks = [tasks[i : i + CHUNK_SIZE] for i in range(0, len(tasks), CHUNK_SIZE)]
+    results: list[Diagnostic] = []
+    with _progress(len(tasks), show_progress and len(tasks) >= PROGRESS_THRESHOLD) as advance:
+        if jobs <= 1 or len(tasks) < MIN_FILES_PER_JOB * 2:
+            for chunk in chunks:
+                for found in _check_chunk(chunk):
+                    results.extend(found)
+                advance(len(chunk))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                for chunk, found_per_file in zip(
+                    chunks, pool.map(_check_chunk, chunks), strict=True
+                ):
+                    for found in found_per_file:
+                        results.extend(found)
+                    advance(len(chunk))
+    return sorted(results, key=Diagnostic.sort_key)
+
+
+class _progress:
+    """A rich progress bar on stderr, or nothing."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled = total, enabled
+        self.bar = None
+
+    def __enter__(self) -> Callable[[int], None]:
+        if not self.enabled:
+            return lambda _count: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        self.bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=True,
+            console=_stderr_console(),
+        )
+        self.bar.start()
+        task = self.bar.add_task("checking", total=self.total)
+        bar = self.bar
+        return lambda count: bar.advance(task, count)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _stderr_console():  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    return Console(file=sys.stderr)

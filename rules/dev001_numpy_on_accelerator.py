@@ -1,0 +1,66 @@
+from collections.abc import Iterator
+
+from devlint.analysis.facts import FileFacts
+from devlint.analysis.values import describe_accelerator, may_be_accelerator
+from devlint.rule import Finding, Rule
+
+NUMPY_CONVERSIONS = frozenset({"numpy.array", "numpy.asarray", "numpy.asanyarray"})
+
+
+class NumpyOnAccelerator(Rule):
+    """
+    ## What it does
+    Checks for `.numpy()`, `np.array(x)` and `np.asarray(x)` on a tensor that may live on
+    an accelerator (CUDA or MPS): one produced by `.cuda()`, `.to(device)`, a factory
+    with `device=...`, a model that was moved to the device, or any tensor computed from
+    those, with no `.cpu()` in between.
+
+    ## Why is this bad?
+    NumPy arrays live in host memory. On a GPU machine the call raises
+    `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to
+    copy the tensor to host memory first.` The script works on the author's CPU-only
+    laptop and crashes on the training server (or the other way round).
+
+    ## Example
+    ```python
+    logits = model(images.to(device))
+    preds = logits.argmax(dim=1).numpy()
+    ```
+
+    ## Use instead
+    ```python
+    logits = model(images.to(device))
+    preds = logits.argmax(dim=1).cpu().numpy()
+    ```
+
+    ## Fix safety
+    Inserting `.cpu()` (and `.detach()` where the tensor may require grad) is safe: it
+    is a no-op for tensors already on the CPU.
+
+    ## Verified behaviour
+    `devlint verify` runs the fixtures: the bad programs run on CPU and raise the
+    `TypeError` above on CUDA and MPS.
+    """
+
+    code = "DEV001"
+    name = "numpy-on-accelerator"
+    summary = "`.numpy()` / `np.array()` on a tensor that may be on an accelerator"
+    fix = "safe"
+    needs = ("numpy", "array")
+
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
+        for call in facts.calls:
+            if call.method == "numpy" and call.receiver is not None and not call.node.args:
+                where = call.receiver.where
+                what = "`.numpy()`"
+            elif call.callee in NUMPY_CONVERSIONS and call.args:
+                where = call.args[0].where
+                what = f"`np.{call.callee.rsplit('.', 1)[-1]}()`"
+            else:
+                continue
+            if may_be_accelerator(where):
+                device = describe_accelerator(where)
+                yield Finding(
+                    call.node,
+                    f"{what} on a tensor that may be on {device}; call `.cpu()` first",
+                )

@@ -1,0 +1,63 @@
+from collections.abc import Iterator
+
+from devlint.analysis.facts import FileFacts
+from devlint.analysis.torch_api import DATA_LOADERS
+from devlint.analysis.values import Kind
+from devlint.rule import Finding, Rule
+
+NOT_TENSORS = (Kind.IMPORTED, Kind.CLASS, Kind.FUNCTION, Kind.CONSTANT, Kind.MODULE, Kind.LOADER)
+
+
+class PinMemoryWithoutCuda(Rule):
+    """
+    ## What it does
+    Checks for `DataLoader(..., pin_memory=True)` (a literal or a constant) and
+    `tensor.pin_memory()` in code that also runs where CUDA is absent: outside every
+    CUDA availability guard.
+
+    ## Why is this bad?
+    Pinned memory only speeds up host-to-CUDA copies. Without an accelerator PyTorch
+    warns `'pin_memory' argument is set as true but no accelerator is found, then device
+    pinned memory won't be used`, and on Apple's MPS it warns that pinning is not
+    supported; `tensor.pin_memory()` raises on machines without CUDA.
+
+    ## Example
+    ```python
+    loader = DataLoader(dataset, batch_size=64, pin_memory=True)
+    ```
+
+    ## Use instead
+    ```python
+    loader = DataLoader(dataset, batch_size=64, pin_memory=torch.cuda.is_available())
+    ```
+
+    ## Fix safety
+    Replacing `True` by `torch.cuda.is_available()` (or `device.type == "cuda"` when a
+    device is in scope) is safe: it keeps pinning exactly where it helps.
+    """
+
+    code = "DEV005"
+    name = "pin-memory-without-cuda"
+    summary = "`pin_memory=True` where the device may be MPS or CPU"
+    fix = "safe"
+    needs = ("pin_memory",)
+
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
+        for call in facts.calls:
+            if call.site.guarded:
+                continue
+            if call.callee in DATA_LOADERS:
+                pin = call.keywords.get("pin_memory")
+                if pin is not None and pin.kind is Kind.CONSTANT and pin.constant is True:
+                    for arg in call.node.args:
+                        if arg.keyword is not None and arg.keyword.value == "pin_memory":
+                            yield Finding(
+                                arg, "`pin_memory=True` also runs where there is no CUDA device"
+                            )
+            elif (
+                call.method == "pin_memory"
+                and call.receiver is not None
+                and call.receiver.kind not in NOT_TENSORS
+                and not call.node.args
+            ):
+                yield Finding(call.node, "`.pin_memory()` also runs where there is no CUDA device")
