@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
+import threading
+from collections.abc import Callable
+from itertools import accumulate
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -16,6 +20,9 @@ from devlint.rule import Finding, Rule, all_rules
 from devlint.source import UnreadableSource, read_notebook, read_source
 
 UNREADABLE, SYNTAX_ERROR, INTERNAL_ERROR = "DEV900", "DEV901", "DEV902"
+MAX_BRACKET_DEPTH = 100
+DEEP_RECURSION_LIMIT = 30_000
+BIG_STACK_BYTES = 512 * 1024 * 1024
 
 _NOQA = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
@@ -69,6 +76,17 @@ def _check_notebook(path: Path, display: str, options: CheckOptions) -> list[Dia
 
 def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnostic]:
     """Check Python source text; never raises for anything the file contains."""
+    if _bracket_depth(text) > MAX_BRACKET_DEPTH:
+        # libcst takes minutes on deeply nested brackets and crashes the process on
+        # thousands; CPython refuses more than 200 levels, so ask it first.
+        try:
+            ast.parse(text)
+        except SyntaxError as error:
+            message = f"syntax error: {error.msg}"
+            row, column = error.lineno or 1, max(error.offset or 1, 1)
+            return _engine_diagnostic(SYNTAX_ERROR, message, display, row, column, options)
+        except (RecursionError, MemoryError, ValueError) as error:
+            return _internal_error(error, display, options)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
@@ -76,18 +94,49 @@ def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnosti
         return _engine_diagnostic(SYNTAX_ERROR, message, display, row, column, options)
     except (RecursionError, MemoryError, ValueError) as error:
         return _internal_error(error, display, options)
+    outcome: list[list[Diagnostic] | BaseException] = []
+
+    def run() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, DEEP_RECURSION_LIMIT))
+        try:
+            outcome.append(_run_rules(module, display, options))
+        except Exception as error:  # a devlint bug or limit must not stop the run
+            outcome.append(error)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    # Long operator chains nest deeply in the tree: walk it on a thread with a big stack.
+    _on_big_stack(run)
+    result = outcome[0] if outcome else RuntimeError("analysis thread failed")
+    if isinstance(result, BaseException):
+        return _internal_error(result, display, options)
+    return _suppress(result, text)
+
+
+def _on_big_stack(function: Callable[[], None]) -> None:
+    previous = threading.stack_size(BIG_STACK_BYTES)
     try:
-        diagnostics = _run_rules(module, text, display, options)
-    except (RecursionError, MemoryError) as error:
-        return _internal_error(error, display, options)
-    except Exception as error:  # a devlint bug must not stop the run
-        return _internal_error(error, display, options)
-    return _suppress(diagnostics, text)
+        thread = threading.Thread(target=function, name="devlint-analysis")
+        thread.start()
+    finally:
+        threading.stack_size(previous)
+    thread.join()
 
 
-def _run_rules(
-    module: cst.Module, text: str, display: str, options: CheckOptions
-) -> list[Diagnostic]:
+_BRACKETS = str.maketrans({**{c: "\x01" for c in "([{"}, **{c: "\x02" for c in ")]}"}})
+_DEPTH_STEP = {"\x01": 1, "\x02": -1}
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest bracket nesting, counting brackets in strings too (an upper bound)."""
+    if len(text) < MAX_BRACKET_DEPTH * 2:
+        return 0
+    marks = re.sub(r"[^\x01\x02]+", "", text.translate(_BRACKETS))
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, marks)), default=0)
+
+
+def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[Diagnostic]:
     rules = [cls() for code, cls in all_rules().items() if code in options.codes]
     rules = [rule for rule in rules if not rule.engine_only]
     if not rules:

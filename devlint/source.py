@@ -23,8 +23,13 @@ def decode(data: bytes) -> SourceText:
     """Decode Python source as the interpreter would (BOM, PEP 263 coding cookie)."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # no usable coding cookie and the first lines are not UTF-8
+        encoding = "utf-8"
+    except LookupError as error:
+        raise UnreadableSource(f"cannot decode file: {error}") from None
+    try:
         text = data.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
+    except (LookupError, UnicodeDecodeError) as error:
         raise UnreadableSource(f"cannot decode file: {_reason(error)}") from None
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -41,7 +46,8 @@ def read_source(path: Path) -> SourceText:
 
 def _reason(error: Exception) -> str:
     if isinstance(error, UnicodeDecodeError):
-        return f"invalid {error.encoding} byte at offset {error.start}"
+        byte = error.object[error.start : error.start + 1].hex()
+        return f"not valid {error.encoding} (byte 0x{byte} at offset {error.start})"
     return str(error).splitlines()[0]
 
 

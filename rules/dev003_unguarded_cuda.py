@@ -57,14 +57,19 @@ class UnguardedCuda(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:
-            if call.site.guarded or call.compared or _forwards(call):
+            if call.site.guarded or _forwards(call):
                 continue
             if call.method == "cuda" and call.receiver is not None:
                 if call.receiver.kind not in NOT_TENSORS:
                     yield Finding(call.node, "`.cuda()` without a CUDA availability check")
             elif call.method == "to" and call.args and _cuda_literal(call.args[0]):
                 yield Finding(call.node, "`.to(\"cuda\")` without a CUDA availability check")
-            elif call.callee == "torch.device" and call.args and _cuda_literal(call.args[0]):
+            elif (
+                call.callee == "torch.device"
+                and not call.reference_only
+                and call.args
+                and _cuda_literal(call.args[0])
+            ):
                 yield Finding(call.node, "`torch.device(\"cuda\")` without a CUDA availability check")
             for arg in call.node.args:
                 keyword = arg.keyword.value if arg.keyword is not None else None

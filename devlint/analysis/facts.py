@@ -37,7 +37,7 @@ class CallRecord:
     keywords: dict[str, Value]
     site: Site
     discarded: bool = False  # a bare expression statement: the result is thrown away
-    compared: bool = False  # an operand of a comparison, not a placement
+    reference_only: bool = False  # compared, returned or a default: not a placement itself
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,6 +159,11 @@ class Analyzer:
             self.bind(target.value, value)
         elif isinstance(target, cst.Subscript):
             self.expr(target)
+            key = dotted_name(target.value)
+            container = self.lookup(key) if key is not None else None
+            if container is not None and container.from_batch and value.kind is Kind.TENSOR:
+                # ``batch[k] = batch[k].to(device)``: the batch is being moved.
+                self.env[key] = Value(Kind.TENSOR, value.where)
 
     def bind_pairwise(self, target: cst.BaseExpression, source: cst.BaseExpression) -> bool:
         """``a, b = x, y``: bind element by element; False when the shapes differ."""
@@ -174,6 +179,12 @@ class Analyzer:
         for element, value in zip(target.elements, values, strict=True):
             self.bind(element.value, value)
         return True
+
+    def _mark_reference(self, node: cst.BaseExpression | None) -> None:
+        """The call's result is compared, returned or a default: not itself a placement."""
+        record = self.calls.get(id(node)) if node is not None else None
+        if record is not None:
+            record.reference_only = True
 
     def _forget_attributes_of(self, key: str) -> None:
         prefix = key + "."
@@ -291,6 +302,7 @@ class Analyzer:
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 self.expr(small.value)
+                self._mark_reference(small.value)
             return True
         elif isinstance(small, cst.Raise):
             if small.exc is not None:
@@ -529,6 +541,7 @@ class Analyzer:
             value = UNKNOWN
             if param.default is not None:
                 value = self.expr(param.default)
+                self._mark_reference(param.default)
             if _is_device_like_name(param.name.value):
                 value = Value(Kind.DEVICE, ANY_DEVICE)
             elif value.kind is not Kind.GUARD:
@@ -770,9 +783,7 @@ class Analyzer:
         for target in node.comparisons:
             operands.append((target.comparator, self.expr(target.comparator)))
         for operand, _ in operands:
-            record = self.calls.get(id(operand)) if operand is not None else None
-            if record is not None:
-                record.compared = True
+            self._mark_reference(operand)
         if len(node.comparisons) == 1:
             guard = _availability_comparison(
                 node.left, node.comparisons[0].operator, node.comparisons[0].comparator, left
@@ -1054,11 +1065,13 @@ def _availability_comparison(
             return Value(Kind.GUARD, polarity=+1 if positive else -1, qualname="cuda")
         if kind == "mps" and (equal or unequal):
             return Value(Kind.GUARD, polarity=0, qualname="mps")
-    if left.kind is Kind.GUARD and isinstance(right_node, cst.Integer):
-        number = int(right_node.evaluated_value)
-        if isinstance(operator, cst.GreaterThan | cst.GreaterThanEqual) or (
-            unequal and number == 0
+    if left.kind is Kind.GUARD:
+        number = int(right_node.evaluated_value) if isinstance(right_node, cst.Integer) else None
+        if isinstance(operator, cst.GreaterThan) or (
+            isinstance(operator, cst.GreaterThanEqual) and number != 0
         ):
+            return left
+        if unequal and number == 0:
             return left
         if (equal and number == 0) or isinstance(operator, cst.LessThan):
             return replace(left, polarity=-left.polarity)
