@@ -16,7 +16,7 @@ from devlint.config import ConfigError, FileConfig, codes_for_file, find_config,
 from devlint.diagnostics import Diagnostic
 from devlint.discovery import DiscoveryError, discover
 from devlint.engine import CheckOptions, check_text
-from devlint.report import FORMATS, RuleInfo, render
+from devlint.report import FORMATS, ReportOptions, RuleInfo, render
 from devlint.rule import all_rules
 from devlint.runner import FileTask, check_files, default_jobs
 
@@ -88,18 +88,15 @@ def check(
             traceback.print_exc()
         _fail(f"internal error: {type(error).__name__}: {error} (run with --verbose for details)")
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    if quiet and not found and output_format == "text":
-        sys.exit(0)
-    render(
-        output_format,
-        found,
-        sys.stdout,
+    options = ReportOptions(
         rules=_rule_infos(),
         color=use_color,
         statistics=statistics,
+        quiet=quiet,
         files_checked=files_checked,
         cwd=Path.cwd(),
     )
+    render(output_format, found, sys.stdout, options)
     sys.exit(1 if found and not exit_zero else 0)
 
 
@@ -211,12 +208,3 @@ def show_rule(code: str) -> None:
     )
     click.echo(header + "\n\n" + match.documentation())
 
-
-def _register_verify() -> None:
-    """``devlint verify`` lives in its own package and imports torch only when run."""
-    from devlint.verify.command import verify
-
-    main.add_command(verify)
-
-
-_register_verify()

@@ -220,7 +220,7 @@ class Analyzer:
 
     def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
         """Run a block; True when it always leaves (return, raise, continue, break, exit)."""
-        saved_guard = self.guarded
+        saved_guard, saved_backends = self.guarded, self.backends_tested
         exits = False
         for index, statement in enumerate(statements):
             following = statements[index + 1] if index + 1 < len(statements) else None
@@ -228,8 +228,17 @@ class Analyzer:
                 exits = True
             if self._guards_rest_of_block(statement):
                 self.guarded = True
-        self.guarded = saved_guard
+            self.backends_tested |= self._backend_left_behind(statement)
+        self.guarded, self.backends_tested = saved_guard, saved_backends
         return exits
+
+    def _backend_left_behind(self, statement: cst.BaseStatement) -> frozenset[str]:
+        """``if mps_available: return "mps"``: what follows is the else of that test."""
+        if isinstance(statement, cst.If) and statement.orelse is None:
+            test = self.values.get(id(statement.test), UNKNOWN)
+            if test.kind is Kind.GUARD and test.qualname and _always_exits(statement.body):
+                return frozenset({test.qualname})
+        return frozenset()
 
     def _guards_rest_of_block(self, statement: cst.BaseStatement) -> bool:
         if isinstance(statement, cst.If) and statement.orelse is None:
@@ -1060,9 +1069,11 @@ def _availability_comparison(
         kind = text.split(":", 1)[0]
         if isinstance(operator, cst.In) and device_side is left_node and kind == "cuda":
             return Value(Kind.GUARD, polarity=+1, qualname="cuda")
-        if kind in ("cuda", "cpu") and (equal or unequal):
-            positive = (kind == "cuda") == equal
-            return Value(Kind.GUARD, polarity=+1 if positive else -1, qualname="cuda")
+        if kind == "cuda" and (equal or unequal):
+            return Value(Kind.GUARD, polarity=+1 if equal else -1, qualname="cuda")
+        if kind == "cpu" and (equal or unequal):
+            # ``device.type != "cpu"`` may still mean MPS: not a CUDA guard.
+            return Value(Kind.GUARD, polarity=0, qualname="cpu")
         if kind == "mps" and (equal or unequal):
             return Value(Kind.GUARD, polarity=0, qualname="mps")
     if left.kind is Kind.GUARD:
