@@ -12,7 +12,14 @@ from typing import Any
 import click
 
 from devlint import __version__
-from devlint.config import ConfigError, FileConfig, codes_for_file, find_config, load_config, resolve_codes
+from devlint.config import (
+    ConfigError,
+    FileConfig,
+    codes_for_file,
+    find_config,
+    load_config,
+    resolve_codes,
+)
 from devlint.diagnostics import Diagnostic
 from devlint.discovery import DiscoveryError, discover
 from devlint.engine import CheckOptions, check_text
@@ -29,7 +36,9 @@ class DefaultGroup(click.Group):
     """``devlint PATH`` means ``devlint check PATH``, as with ruff's old CLI."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        if not args or (
+            args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
+        ):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
@@ -49,17 +58,33 @@ def _codes_option(name: str, help_text: str) -> Any:
 
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
-@_codes_option("--select", "Rule codes or prefixes to enable (replaces the configured set); ALL for every rule.")
+@_codes_option(
+    "--select",
+    "Rule codes or prefixes to enable (replaces the configured set); ALL for every rule.",
+)
 @_codes_option("--extend-select", "Rule codes or prefixes to enable on top of the selection.")
 @_codes_option("--ignore", "Rule codes or prefixes to disable.")
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--statistics", is_flag=True, help="Show counts per rule instead of each diagnostic.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics are found.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per core).")
-@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or devlint.toml.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: one per core).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Use this pyproject.toml or devlint.toml.",
+)
 @click.option("--stdin-filename", help="The name to report for source read from stdin (`-`).")
 @click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary.")
-@click.option("--color/--no-color", default=None, help="Colour the output (default: when a terminal).")
+@click.option(
+    "--color/--no-color", default=None, help="Colour the output (default: when a terminal)."
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
 def check(
     paths: tuple[Path, ...],
@@ -87,7 +112,9 @@ def check(
         if verbose:
             traceback.print_exc()
         _fail(f"internal error: {type(error).__name__}: {error} (run with --verbose for details)")
-    use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    use_color = (
+        color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    )
     options = ReportOptions(
         rules=_rule_infos(),
         color=use_color,
@@ -201,10 +228,12 @@ def show_rule(code: str) -> None:
     if match is None:
         _fail(f"unknown rule: {code} (see `devlint rules`)")
         return
-    fix = {"safe": "Fix is always available (safe).", "unsafe": "Fix is available as an unsafe fix."}
+    fix = {
+        "safe": "Fix is always available (safe).",
+        "unsafe": "Fix is available as an unsafe fix.",
+    }
     header = f"# {match.name} ({match.code})\n\n"
     header += ("Enabled by default. " if match.default else "Off by default. ") + fix.get(
         match.fix or "", "No fix."
     )
     click.echo(header + "\n\n" + match.documentation())
-

@@ -1,130 +1,352 @@
-"""``[tool.devlint]``: finding it, validating it, and resolving rule selections."""
+"""``[tool.devlint]``: finding, reading and validating the configuration; rule selection.
+
+The configuration lives in the nearest ``pyproject.toml`` that has a ``[tool.devlint]``
+table (or in a ``devlint.toml`` / ``.devlint.toml`` with the same keys at the top level),
+or in the file given with ``--config``. Every problem with it is a :class:`ConfigError`
+whose message is one line naming the file, the key and what was expected.
+
+Rule selection follows ruff: ``select`` (or the default set) plus ``extend-select`` minus
+``ignore``, where every entry is a code, a prefix of codes or ``ALL``, and a more specific
+entry wins over a less specific one.
+"""
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
+import os
+import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
+
+import pathspec
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-ACCELERATOR_APIS = ("auto", "torch.accelerator", "three-way")
-LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "guard-functions")
-KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores", "accelerator-api", "cache-dir")
+__all__ = [
+    "ACCELERATOR_APIS",
+    "CONFIG_FILENAMES",
+    "KNOWN_KEYS",
+    "ConfigError",
+    "FileConfig",
+    "check_codes",
+    "codes_for_file",
+    "find_config",
+    "load_config",
+    "resolve_codes",
+]
+
+ACCELERATOR_APIS: tuple[str, ...] = ("auto", "torch.accelerator", "three-way")
+KNOWN_KEYS: tuple[str, ...] = (
+    "select",
+    "ignore",
+    "extend-select",
+    "per-file-ignores",
+    "exclude",
+    "extend-exclude",
+    "guard-functions",
+    "accelerator-api",
+    "cache-dir",
+)
+# Looked for in every directory, in this order, before pyproject.toml (like ruff.toml).
+CONFIG_FILENAMES: tuple[str, ...] = (".devlint.toml", "devlint.toml")
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
+_MENTIONS_TOOL_DEVLINT = re.compile(r"tool\s*\.\s*[\"']?devlint\b")
 
 
 class ConfigError(Exception):
     """A one-line, user-facing message (the CLI prints it and exits 2)."""
 
 
+def _empty_mapping() -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class FileConfig:
-    """What ``[tool.devlint]`` says, validated."""
+    """What ``[tool.devlint]`` says, validated. Command-line options are merged by the caller."""
 
-    path: Path | None
-    root: Path
+    path: Path | None  # the pyproject.toml / devlint.toml it came from (absolute)
+    root: Path  # project root: the file's directory, or the cwd when there is no file
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
-    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    exclude: tuple[str, ...] | None = None
+    # glob -> codes; read-only. Left out of the hash (a mapping is not hashable).
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(
+        default_factory=_empty_mapping, hash=False
+    )
+    exclude: tuple[str, ...] | None = None  # replaces the default excludes when set
     extend_exclude: tuple[str, ...] = ()
     guard_functions: tuple[str, ...] = ()
-    accelerator_api: str = "auto"
-    cache_dir: Path | None = None
+    accelerator_api: str = "auto"  # "auto" | "torch.accelerator" | "three-way"
+    cache_dir: Path | None = None  # absolute: resolved relative to root
+
+
+# --------------------------------------------------------------------------- finding
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` with a ``[tool.devlint]`` table, walking up."""
+    """The configuration that applies to ``start`` (a directory, or a file's directory).
+
+    Walking up from ``start`` to the filesystem root, the first directory that holds a
+    ``.devlint.toml``, a ``devlint.toml``, or a ``pyproject.toml`` with a
+    ``[tool.devlint]`` table wins; ``None`` when there is none. A ``pyproject.toml``
+    that is not valid TOML but mentions ``tool.devlint`` is a :class:`ConfigError`
+    (it was clearly meant to configure devlint); other broken or unreadable ones are
+    passed over.
+    """
+    start = Path(os.path.abspath(start))
     directory = start if start.is_dir() else start.parent
-    for candidate in (directory, *directory.parents):
-        for name in ("devlint.toml", "pyproject.toml"):
-            path = candidate / name
-            if path.is_file() and (name == "devlint.toml" or _has_devlint_table(path)):
-                return path
+    for candidate_dir in (directory, *directory.parents):
+        for name in CONFIG_FILENAMES:
+            candidate = candidate_dir / name
+            if candidate.is_file():
+                return candidate
+        pyproject = candidate_dir / "pyproject.toml"
+        if pyproject.is_file() and _has_devlint_table(pyproject):
+            return pyproject
     return None
 
 
-def _has_devlint_table(path: Path) -> bool:
+def _has_devlint_table(pyproject: Path) -> bool:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         return False
-    return isinstance(data.get("tool"), dict) and "devlint" in data["tool"]
+    if "devlint" not in text:  # cheap: most pyproject.toml files never mention devlint
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        if _MENTIONS_TOOL_DEVLINT.search(text):
+            raise ConfigError(
+                f"invalid TOML in {_display(pyproject)}: {_one_line(error)}"
+            ) from None
+        return False
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "devlint" in tool
+
+
+# --------------------------------------------------------------------------- loading
 
 
 def load_config(path: Path | None) -> FileConfig:
-    """Read and validate a configuration file; defaults (root = cwd) when None."""
+    """Read and validate a configuration file; ``None`` gives the defaults (root = cwd).
+
+    ``pyproject.toml`` is read from its ``[tool.devlint]`` table (absent: defaults);
+    any other file name (``devlint.toml``) has the keys at the top level, or, when it
+    has a ``[tool.devlint]`` table, there.
+    """
     if path is None:
         return FileConfig(path=None, root=Path.cwd())
+    path = Path(path)
+    shown = _display(path)
+    if not path.exists():
+        raise ConfigError(f"config file not found: {shown}")
+    if path.is_dir():
+        raise ConfigError(f"config file is a directory: {shown}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read config file {path}: {error}") from None
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read config file {shown}: {error.strerror or error}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"invalid TOML in {shown}: the file is not valid UTF-8") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"invalid TOML in {path}: {error}") from None
-    if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("devlint", {})
-        where = f"[tool.devlint] of {path}"
+        raise ConfigError(f"invalid TOML in {shown}: {_one_line(error)}") from None
+
+    tool = data.get("tool")
+    has_tool_table = isinstance(tool, dict) and "devlint" in tool
+    if path.name == "pyproject.toml" or (has_tool_table and set(data) <= {"tool"}):
+        where = f"[tool.devlint] of {shown}"
+        section: Any = tool.get("devlint", {}) if isinstance(tool, dict) else {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"[tool.devlint] in {shown} must be a table, got {_kind(section)}")
     else:
-        table, where = data, str(path)
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} must be a table")
-    return _validate(table, where, path)
+        where = shown
+        section = data
+    absolute = Path(os.path.abspath(path))
+    return _validate(section, where, absolute.parent, absolute)
 
 
-def _validate(table: dict[str, Any], where: str, path: Path) -> FileConfig:
-    for key in table:
-        if key not in KNOWN_KEYS:
-            close = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ConfigError(f"unknown key '{key}' in {where}{hint}")
-    lists = {key: _string_list(table[key], key, where) for key in LIST_KEYS if key in table}
-    per_file: dict[str, tuple[str, ...]] = {}
-    raw = table.get("per-file-ignores", {})
-    if not isinstance(raw, dict):
-        raise ConfigError(f"'per-file-ignores' in {where} must be a table of glob = [codes]")
-    for glob, codes in raw.items():
-        per_file[glob] = _string_list(codes, f"per-file-ignores.{glob}", where)
-    api = table.get("accelerator-api", "auto")
-    if api not in ACCELERATOR_APIS:
-        choices = ", ".join(f"'{choice}'" for choice in ACCELERATOR_APIS)
-        raise ConfigError(f"'accelerator-api' in {where} must be one of {choices}, not {api!r}")
-    for name in lists.get("guard-functions", ()):
-        if not all(part.isidentifier() for part in name.split(".")):
-            raise ConfigError(f"'guard-functions' in {where}: {name!r} is not a dotted name")
-    cache_dir = table.get("cache-dir")
-    if cache_dir is not None and not isinstance(cache_dir, str):
-        raise ConfigError(f"'cache-dir' in {where} must be a string")
-    root = path.parent.resolve()
+def _validate(section: dict[str, Any], where: str, root: Path, path: Path) -> FileConfig:
+    unknown = [key for key in section if key not in KNOWN_KEYS]
+    if unknown:
+        described = ", ".join(_describe_unknown(key) for key in unknown)
+        noun = "key" if len(unknown) == 1 else "keys"
+        raise ConfigError(f"unknown {noun} {described} in {where}")
+
+    def get(key: str, check: Callable[[str, Any, str], Any]) -> Any:
+        return check(key, section[key], where) if key in section else None
+
+    select = get("select", _codes_list)
+    ignore = get("ignore", _codes_list)
+    extend_select = get("extend-select", _codes_list)
+    per_file_ignores = get("per-file-ignores", _per_file_ignores)
+    exclude = get("exclude", _patterns_list)
+    extend_exclude = get("extend-exclude", _patterns_list)
+    guard_functions = get("guard-functions", _dotted_names)
+    accelerator_api = get("accelerator-api", _accelerator_api)
+    cache_dir = get("cache-dir", _directory)
+    if cache_dir is not None and not cache_dir.is_absolute():
+        cache_dir = root / cache_dir
     return FileConfig(
         path=path,
         root=root,
-        select=lists.get("select"),
-        ignore=lists.get("ignore", ()),
-        extend_select=lists.get("extend-select", ()),
-        per_file_ignores=per_file,
-        exclude=lists.get("exclude"),
-        extend_exclude=lists.get("extend-exclude", ()),
-        guard_functions=lists.get("guard-functions", ()),
-        accelerator_api=api,
-        cache_dir=root / cache_dir if cache_dir is not None else None,
+        select=select,
+        ignore=ignore or (),
+        extend_select=extend_select or (),
+        per_file_ignores=MappingProxyType(per_file_ignores or {}),
+        exclude=exclude,
+        extend_exclude=extend_exclude or (),
+        guard_functions=guard_functions or (),
+        accelerator_api=accelerator_api or "auto",
+        cache_dir=cache_dir,
     )
 
 
-def _string_list(value: object, key: str, where: str) -> tuple[str, ...]:
+def _describe_unknown(key: str) -> str:
+    close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
+    if not close and key.replace("_", "-") in KNOWN_KEYS:
+        close = [key.replace("_", "-")]
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"{_short(key)}{hint}"
+
+
+def _invalid(key: str, where: str, expected: str, value: Any) -> ConfigError:
+    return ConfigError(
+        f"invalid value for '{key}' in {where}: expected {expected}, got {_short(value)} ({_kind(value)})"
+    )
+
+
+def _string_list(key: str, value: Any, where: str, expected: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"'{key}' in {where} must be a list of strings")
-    return tuple(value)
+        raise _invalid(key, where, expected, value)
+    return tuple(item.strip() for item in value)
+
+
+def _codes_list(key: str, value: Any, where: str) -> tuple[str, ...]:
+    codes = _string_list(key, value, where, "a list of rule codes or prefixes (strings)")
+    empty = [code for code in codes if not code]
+    if empty:
+        raise ConfigError(f"invalid value for '{key}' in {where}: empty rule code")
+    return codes
+
+
+def _patterns_list(key: str, value: Any, where: str) -> tuple[str, ...]:
+    return _string_list(key, value, where, "a list of glob patterns (strings)")
+
+
+def _dotted_names(key: str, value: Any, where: str) -> tuple[str, ...]:
+    names = _string_list(key, value, where, "a list of dotted names (strings)")
+    for name in names:
+        if not _DOTTED_NAME.match(name):
+            raise ConfigError(
+                f"invalid value for '{key}' in {where}: expected a dotted name such as "
+                f"'mypkg.utils.has_cuda', got {_short(name)}"
+            )
+    return names
+
+
+def _per_file_ignores(key: str, value: Any, where: str) -> dict[str, tuple[str, ...]]:
+    expected = 'a table of glob = ["CODE", ...] entries'
+    if not isinstance(value, dict):
+        raise _invalid(key, where, expected, value)
+    result: dict[str, tuple[str, ...]] = {}
+    for glob, codes in value.items():
+        if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
+            raise ConfigError(
+                f"invalid value for '{key}' in {where}: expected a list of rule codes for "
+                f"{_short(glob)}, got {_short(codes)} ({_kind(codes)})"
+            )
+        if not glob.strip().lstrip("!").strip():
+            raise ConfigError(f"invalid value for '{key}' in {where}: empty glob {_short(glob)}")
+        result[glob] = tuple(code.strip() for code in codes)
+    return result
+
+
+def _accelerator_api(key: str, value: Any, where: str) -> str:
+    if not isinstance(value, str) or value not in ACCELERATOR_APIS:
+        expected = "one of " + ", ".join(f"'{api}'" for api in ACCELERATOR_APIS)
+        raise _invalid(key, where, expected, value)
+    return value
+
+
+def _directory(key: str, value: Any, where: str) -> Path:
+    if not isinstance(value, str) or not value.strip():
+        raise _invalid(key, where, "a directory path (string)", value)
+    return Path(os.path.expanduser(value))
+
+
+def _kind(value: Any) -> str:
+    names = {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a float",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }
+    for kind, name in names.items():
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__  # dates and times
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
+
+
+def _display(path: Path) -> str:
+    """``path`` relative to the cwd when it is below it, else as given (absolute stays)."""
+    try:
+        return str(Path(os.path.abspath(path)).relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+# --------------------------------------------------------------------------- rule codes
+
+
+def _specificity(selector: str) -> int:
+    return 0 if selector == "ALL" else len(selector)
+
+
+def _matches(selector: str, code: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+def _unknown(entries: Iterable[str], known: Sequence[str]) -> list[str]:
+    found: list[str] = []
+    for entry in entries:
+        selector = entry.strip().upper()
+        valid = selector == "ALL" or any(code.startswith(selector) for code in known)
+        if (not selector or not valid) and entry not in found:
+            found.append(entry if entry.strip() else repr(entry))
+    return found
+
+
+def check_codes(entries: Iterable[str], known: Sequence[str], where: str) -> None:
+    """Raise a :class:`ConfigError` naming every entry that is neither a known code, a
+    prefix of one, nor ``ALL`` (e.g. for the codes in ``per-file-ignores``)."""
+    bad = _unknown(entries, [code.upper() for code in known])
+    if bad:
+        raise ConfigError(f"unknown rule code(s) in {where}: {', '.join(bad)}")
 
 
 def resolve_codes(
@@ -133,36 +355,91 @@ def resolve_codes(
     ignore: Sequence[str],
     known: Sequence[str],
     default_on: Sequence[str],
+    *,
+    labels: tuple[str, str, str] = ("select", "extend-select", "ignore"),
 ) -> frozenset[str]:
-    """ruff's semantics: select (default: the default rules) + extend-select - ignore.
+    """The enabled rule codes, with ruff's semantics.
 
-    Entries are codes or prefixes (``DEV``, ``DEV00``, ``ALL``); for a code matched by
-    both a select and an ignore entry, the more specific entry wins.
+    ``select`` (``None``: ``default_on``) plus ``extend_select`` minus ``ignore``. Each
+    entry is a code, a prefix (``"DEV"``, ``"DEV00"``) or ``"ALL"``, case-insensitive.
+    Entries are applied from the least to the most specific (``ALL`` < ``DEV`` < ``DEV0``
+    < ... < a full code; the default set is below them all) and, at equal specificity,
+    ``ignore`` after the selections: so ``select=["DEV"], ignore=["DEV001"]`` disables
+    DEV001 and ``select=["DEV001"], ignore=["DEV"]`` keeps it.
+
+    Unknown codes or prefixes are a :class:`ConfigError` naming all of them, e.g.
+    ``unknown rule code(s) in select: DEV999, FOO``; ``labels`` names the three inputs
+    (the caller merges the file's and the command line's values, so the defaults name both).
     """
-    for option, entries in (("select", select or ()), ("extend-select", extend_select), ("ignore", ignore)):
-        unknown = [e for e in entries if not _matching(e, known)]
-        if unknown:
-            raise ConfigError(f"unknown rule code(s) in {option}: {', '.join(unknown)}")
-    chosen = list(select) if select is not None else list(default_on)
-    chosen += list(extend_select)
-    enabled = set()
-    for code in known:
-        selected = [len(e) for e in chosen if code in _matching(e, known)]
-        if select is None and code in default_on:
-            selected.append(len(code))
-        if not selected:
-            continue
-        ignored = [len(e) for e in ignore if code in _matching(e, known)]
-        if not ignored or max(selected) > max(ignored):
-            enabled.add(code)
+    known_codes = list(dict.fromkeys(code.upper() for code in known))
+    problems = []
+    for label, entries in zip(labels, (select or (), extend_select, ignore), strict=True):
+        bad = _unknown(entries, known_codes)
+        if bad:
+            problems.append(f"in {label}: {', '.join(bad)}")
+    if problems:
+        raise ConfigError("unknown rule code(s) " + "; ".join(problems))
+
+    chosen = [s.strip().upper() for s in select] if select is not None else None
+    selections = [(_specificity(s), s) for s in (chosen or ())]
+    selections += [(_specificity(s.strip().upper()), s.strip().upper()) for s in extend_select]
+    ignores = [(_specificity(s.strip().upper()), s.strip().upper()) for s in ignore]
+
+    enabled = set(code.upper() for code in default_on) if chosen is None else set()
+    enabled &= set(known_codes)
+    for level in sorted({spec for spec, _ in selections} | {spec for spec, _ in ignores}):
+        for spec, selector in selections:
+            if spec == level:
+                enabled.update(code for code in known_codes if _matches(selector, code))
+        for spec, selector in ignores:
+            if spec == level:
+                enabled.difference_update(code for code in known_codes if _matches(selector, code))
     return frozenset(enabled)
 
 
-def _matching(entry: str, known: Sequence[str]) -> list[str]:
-    entry = entry.strip().upper()
-    if entry == "ALL":
-        return list(known)
-    return [code for code in known if code.startswith(entry)] if entry else []
+# --------------------------------------------------------------------------- per-file-ignores
+
+
+@dataclass(frozen=True)
+class _Glob:
+    text: str
+    negated: bool
+    spec: pathspec.PathSpec[Any] | None
+
+    def matches(self, relative: str, name: str) -> bool:
+        hit = (
+            (self.spec is not None and self.spec.match_file(relative))
+            or fnmatch.fnmatchcase(relative, self.text)
+            or fnmatch.fnmatchcase(name, self.text)
+        )
+        return hit != self.negated
+
+
+@functools.lru_cache(maxsize=64)
+def _compile_globs(globs: tuple[str, ...]) -> tuple[_Glob, ...]:
+    compiled = []
+    for raw in globs:
+        negated = raw.startswith("!")
+        text = raw[1:] if negated else raw
+        text = text[2:] if text.startswith("./") else text
+        try:
+            spec: pathspec.PathSpec[Any] | None = pathspec.GitIgnoreSpec.from_lines([text])
+        except (ValueError, TypeError):  # a pattern gitignore syntax rejects: fnmatch only
+            spec = None
+        compiled.append(_Glob(text, negated, spec))
+    return tuple(compiled)
+
+
+def _relative_posix(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` in posix form, or its absolute posix form outside it."""
+    absolute = Path(os.path.abspath(path))
+    root_abs = Path(os.path.abspath(root))
+    for candidate, base in ((absolute, root_abs), (absolute.resolve(), root_abs.resolve())):
+        try:
+            return candidate.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return absolute.as_posix()
 
 
 def codes_for_file(
@@ -171,17 +448,23 @@ def codes_for_file(
     per_file_ignores: Mapping[str, tuple[str, ...]],
     enabled: frozenset[str],
 ) -> frozenset[str]:
-    """``enabled`` minus the per-file ignores whose glob matches ``path``."""
-    if not per_file_ignores:
+    """``enabled`` minus the codes that ``per_file_ignores`` turns off for ``path``.
+
+    A glob matches when, against ``path`` relative to ``root`` (posix form), it matches
+    as a gitignore pattern (``tests/`` covers everything below ``tests``; a glob without
+    a slash matches at any depth) or with ``fnmatch`` (``*`` crosses ``/``), or when it
+    matches the file's name with ``fnmatch``. A leading ``!`` negates the glob, as in
+    ruff: the codes are ignored in files that do *not* match. Codes are codes, prefixes
+    or ``ALL``.
+    """
+    if not per_file_ignores or not enabled:
         return enabled
-    absolute = path if path.is_absolute() else Path.cwd() / path
-    try:
-        relative = absolute.resolve().relative_to(root).as_posix()
-    except ValueError:
-        relative = path.as_posix()
-    removed: set[str] = set()
-    for glob, codes in per_file_ignores.items():
-        if fnmatch.fnmatch(relative, glob) or fnmatch.fnmatch(path.name, glob):
-            for entry in codes:
-                removed.update(_matching(entry, sorted(enabled)))
-    return enabled - removed
+    globs = _compile_globs(tuple(per_file_ignores))
+    relative = _relative_posix(path, root)
+    name = relative.rsplit("/", 1)[-1]
+    off: set[str] = set()
+    for glob, codes in zip(globs, per_file_ignores.values(), strict=True):
+        if glob.matches(relative, name):
+            selectors = [code.strip().upper() for code in codes]
+            off.update(code for code in enabled if any(_matches(s, code) for s in selectors if s))
+    return enabled - off if off else enabled

@@ -7,8 +7,8 @@ import re
 import sys
 import threading
 from collections.abc import Callable
-from itertools import accumulate
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from pathlib import Path
 
 import libcst as cst
@@ -185,8 +185,8 @@ def _suppress(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
             continue
         row = diagnostic.noqa_row or diagnostic.start.row
         line = lines[row - 1] if 0 < row <= len(lines) else ""
-        match = _NOQA.search(line)
-        if match and (match.group("codes") is None or diagnostic.code in _codes(match.group("codes"))):
+        noqa = _NOQA.search(line)
+        if noqa and (noqa.group("codes") is None or diagnostic.code in _codes(noqa.group("codes"))):
             continue
         kept.append(diagnostic)
     return kept
@@ -229,4 +229,3 @@ def _engine_diagnostic(
     rule = all_rules()[code]
     location = Location(row, column)
     return [Diagnostic(code, rule.name, message, display, location, location)]
-

@@ -58,7 +58,10 @@ def all_rules() -> dict[str, type[Rule]]:
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"devlint.rules.{info.name}")
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule:
-                if value.__module__ == module.__name__:
-                    found[value.code] = value
+            if (
+                isinstance(value, type)
+                and issubclass(value, Rule)
+                and value.__module__ == module.__name__
+            ):
+                found[value.code] = value
     return dict(sorted(found.items()))

@@ -8,9 +8,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from devlint.diagnostics import Diagnostic
 from devlint.engine import CheckOptions, check_path
+
+if TYPE_CHECKING:  # rich is imported only when a progress bar is shown
+    from rich.console import Console
+    from rich.progress import Progress
 
 # Below this many files per worker, starting processes costs more than it saves.
 MIN_FILES_PER_JOB = 8
@@ -62,7 +67,7 @@ class _progress:
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.total, self.enabled = total, enabled
-        self.bar = None
+        self.bar: Progress | None = None
 
     def __enter__(self) -> Callable[[int], None]:
         if not self.enabled:
@@ -87,7 +92,7 @@ class _progress:
             self.bar.stop()
 
 
-def _stderr_console():  # type: ignore[no-untyped-def]
+def _stderr_console() -> Console:
     from rich.console import Console
 
     return Console(file=sys.stderr)

@@ -51,7 +51,9 @@ class BatchNotMoved(Rule):
             loop = mix.site.loop
             if loop is None:
                 continue
-            on_device = [op.value.where for op in mix.operands if may_be_accelerator(op.value.where)]
+            on_device = [
+                op.value.where for op in mix.operands if may_be_accelerator(op.value.where)
+            ]
             if not on_device:
                 continue
             stale = []

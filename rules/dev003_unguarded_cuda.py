@@ -9,6 +9,7 @@ from devlint.rule import Finding, Rule
 PLACEMENT_KEYWORDS = ("device", "map_location")
 # Methods that forward to ``Module.cuda``/``Tensor.cuda``: their callers decide.
 FORWARDING_FUNCTIONS = frozenset({"cuda", "to", "_apply"})
+TORCH_CUDA_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
 NOT_TENSORS = (Kind.IMPORTED, Kind.CLASS, Kind.FUNCTION, Kind.CONSTANT, Kind.GUARD, Kind.DEVICE)
 
 
@@ -60,26 +61,31 @@ class UnguardedCuda(Rule):
             if call.site.guarded or _forwards(call):
                 continue
             if call.method == "cuda" and call.receiver is not None:
-                if call.receiver.kind not in NOT_TENSORS:
+                if call.receiver.kind not in NOT_TENSORS and _is_torch_cuda_signature(call):
                     yield Finding(call.node, "`.cuda()` without a CUDA availability check")
             elif call.method == "to" and call.args and _cuda_literal(call.args[0]):
-                yield Finding(call.node, "`.to(\"cuda\")` without a CUDA availability check")
+                yield Finding(call.node, '`.to("cuda")` without a CUDA availability check')
             elif (
                 call.callee == "torch.device"
                 and not call.reference_only
                 and call.args
                 and _cuda_literal(call.args[0])
             ):
-                yield Finding(call.node, "`torch.device(\"cuda\")` without a CUDA availability check")
+                yield Finding(call.node, '`torch.device("cuda")` without a CUDA availability check')
             for arg in call.node.args:
                 keyword = arg.keyword.value if arg.keyword is not None else None
                 if keyword in PLACEMENT_KEYWORDS and _cuda_literal(call.keywords[keyword]):
-                    yield Finding(arg, f"`{keyword}=\"cuda\"` without a CUDA availability check")
+                    yield Finding(arg, f'`{keyword}="cuda"` without a CUDA availability check')
 
 
 def _cuda_literal(value: Value) -> bool:
     """A device written as a literal ``"cuda"`` string where CUDA may be absent."""
     return value.kind is Kind.DEVICE and value.where == CUDA and value.from_literal
+
+
+def _is_torch_cuda_signature(call: CallRecord) -> bool:
+    """``Tensor.cuda(device=None, non_blocking=False, memory_format=...)``: not another API."""
+    return len(call.args) <= 2 and set(call.keywords) <= TORCH_CUDA_KEYWORDS
 
 
 def _forwards(call: CallRecord) -> bool:

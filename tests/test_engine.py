@@ -66,7 +66,9 @@ def test_undecodable_file_is_dev900(tmp_path: Path) -> None:
 
 def test_coding_cookie_and_bom_are_honoured(tmp_path: Path) -> None:
     latin = tmp_path / "latin.py"
-    latin.write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\nx = torch.zeros(1).cuda()  # \xe9\n")
+    latin.write_bytes(
+        b"# -*- coding: latin-1 -*-\nimport torch\nx = torch.zeros(1).cuda()  # \xe9\n"
+    )
     assert [d.code for d in check_path(latin, "latin.py", ALL)] == ["DEV003"]
     bom = tmp_path / "bom.py"
     bom.write_bytes(b"\xef\xbb\xbfimport torch\nx = torch.zeros(1).cuda()\n")
@@ -82,7 +84,6 @@ def test_deep_expression_is_checked_or_dev902() -> None:
     chain = " + ".join(["x"] * 3000)
     found = codes(f"import torch\nx = torch.zeros(1).cuda()\ny = {chain}\n")
     assert found == [(2, "DEV003")]
-
 
 
 def test_brackets_nested_beyond_python_limit_are_dev901() -> None:

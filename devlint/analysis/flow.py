@@ -15,6 +15,7 @@ their block.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -44,6 +45,8 @@ from devlint.analysis.values import (
 )
 
 MAX_LOOP_PASSES = 3
+# Helpers such as ``is_torch_cuda_available()`` or ``has_cuda()`` are availability checks.
+_GUARD_NAME = re.compile(r"^(is_)?(torch_)?(cuda|gpu)(_is)?_available$|^has_(cuda|gpu)$")
 
 Env = dict[str, Value]
 
@@ -100,8 +103,15 @@ def _string_value(expr: cst.BaseExpression) -> str | None:
 class Analyzer:
     """Builds ``FileFacts`` for one module. Use ``analyze``."""
 
-    def __init__(self, guard_functions: Iterable[str] = ()) -> None:
+    def __init__(
+        self, guard_functions: Iterable[str] = (), guard_attributes: Env | None = None
+    ) -> None:
         self.guard_functions = frozenset(guard_functions)
+        # Attributes such as ``args.cuda`` that hold an availability test somewhere in the
+        # file; a function may read one before the analysis reaches its assignment.
+        self.guard_attributes: Env = dict(guard_attributes or {})
+        self.missed_attributes: set[str] = set()
+        self._seeded = frozenset(self.guard_attributes)
         self.guard_leaf_names = frozenset(name.rsplit(".", 1)[-1] for name in guard_functions)
         self.values: dict[int, Value] = {}
         self.calls: dict[int, CallRecord] = {}
@@ -125,6 +135,9 @@ class Analyzer:
             batch, self.pending = self.pending, []
             for item in batch:
                 self.function_body(item)
+        if self.missed_attributes & (self.guard_attributes.keys() - self._seeded):
+            # A guard attribute was read before its assignment was seen: run once more.
+            return Analyzer(self.guard_functions, self.guard_attributes).analyze(module)
         return FileFacts(
             calls=list(self.calls.values()),
             mixes=list(self.mixes.values()),
@@ -149,6 +162,8 @@ class Analyzer:
             if key is not None:
                 self.env[key] = value
                 self._forget_attributes_of(key)
+                if "." in key and value.kind is Kind.GUARD:
+                    self.guard_attributes[key] = value
             elif isinstance(target, cst.Attribute):
                 self.expr(target.value)
         elif isinstance(target, cst.Tuple | cst.List):
@@ -161,7 +176,7 @@ class Analyzer:
             self.expr(target)
             key = dotted_name(target.value)
             container = self.lookup(key) if key is not None else None
-            if container is not None and container.from_batch and value.kind is Kind.TENSOR:
+            if key and container and container.from_batch and value.kind is Kind.TENSOR:
                 # ``batch[k] = batch[k].to(device)``: the batch is being moved.
                 self.env[key] = Value(Kind.TENSOR, value.where)
 
@@ -284,19 +299,14 @@ class Analyzer:
         return False
 
     def small_statements(self, statements: Sequence[cst.BaseSmallStatement]) -> bool:
-        for small in statements:
-            if self.small_statement(small):
-                return True
-        return False
+        return any(self.small_statement(small) for small in statements)
 
     def small_statement(self, small: cst.BaseSmallStatement) -> bool:
         if isinstance(small, cst.Expr):
             self.expression_statement(small.value)
             return _is_exit_call(small.value)
         if isinstance(small, cst.Assign):
-            if len(small.targets) == 1 and self.bind_pairwise(
-                small.targets[0].target, small.value
-            ):
+            if len(small.targets) == 1 and self.bind_pairwise(small.targets[0].target, small.value):
                 return False
             value = self.expr(small.value)
             for target in small.targets:
@@ -307,7 +317,9 @@ class Analyzer:
         elif isinstance(small, cst.AugAssign):
             current = self.expr(small.target)
             value = self.expr(small.value)
-            self.bind(small.target, self.combine(small, [(small.target, current), (small.value, value)]))
+            self.bind(
+                small.target, self.combine(small, [(small.target, current), (small.value, value)])
+            )
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 self.expr(small.value)
@@ -363,7 +375,9 @@ class Analyzer:
             return
         method = expr.func.attr.value
         receiver = self.lookup(key) or UNKNOWN
-        if method in torch_api.MOVE_METHODS and receiver.kind is not Kind.TENSOR:
+        if method in torch_api.MOVE_METHODS and (
+            receiver.kind is not Kind.TENSOR or receiver.from_batch
+        ):
             # ``model.to(device)`` moves an nn.Module in place.
             self.env[key] = self.values.get(id(expr), receiver)
         elif method in ("append", "extend", "insert") and expr.args:
@@ -380,7 +394,7 @@ class Analyzer:
         self.conditionals[id(node)] = Conditional(
             node, test, self.backends_tested, following, self.site()
         )
-        before = dict(self.env)
+        original, before = self.env, dict(self.env)
         saved_guard, saved_backends = self.guarded, self.backends_tested
         self.guarded = saved_guard or _is_cuda_guard(test, +1)
         body_exits = self.suite(node.body)
@@ -397,9 +411,15 @@ class Analyzer:
         else_env = self.env
         self.guarded, self.backends_tested = saved_guard, saved_backends
         live = [env for env, exits in ((body_env, body_exits), (else_env, else_exits)) if not exits]
-        self.env.clear()
-        self.env.update(self.join_envs(live) if live else before)
+        self.settle(original, self.join_envs(live) if live else before)
         return body_exits and else_exits
+
+    def settle(self, original: Env, joined: Env) -> None:
+        """Make ``joined`` the current environment, in the dict object the scope owns."""
+        if joined is not original:
+            original.clear()
+            original.update(joined)
+        self.env = original
 
     def loop_body(self, run_once: Callable[[], None]) -> None:
         """Run a loop body until the environment at its head stops changing."""
@@ -407,8 +427,7 @@ class Analyzer:
             head = dict(self.env)
             run_once()
             merged = self.join_envs([head, self.env])
-            self.env.clear()
-            self.env.update(merged)
+            self.settle(self.env, merged)
             if merged == head:
                 break
 
@@ -457,7 +476,9 @@ class Analyzer:
                 return
             if iterable.func.value == "zip" and isinstance(target, cst.Tuple):
                 for item, arg in zip(target.elements, iterable.args, strict=False):
-                    value, _ = self.iteration_element(arg.value, self.values.get(id(arg.value), UNKNOWN))
+                    value, _ = self.iteration_element(
+                        arg.value, self.values.get(id(arg.value), UNKNOWN)
+                    )
                     self.bind(item.value, value)
                 return
         self.bind(target, element)
@@ -475,30 +496,35 @@ class Analyzer:
             self.suite(node.orelse.body)
 
     def try_statement(self, node: cst.Try | cst.TryStar) -> None:
-        before = dict(self.env)
+        original, before = self.env, dict(self.env)
+        saved_guard = self.guarded
+        # ``try: x.cuda() except RuntimeError: ...`` probes for CUDA and handles its absence.
+        self.guarded = saved_guard or any(_catches_device_errors(h) for h in node.handlers)
         body_exits = self.suite(node.body)
+        self.guarded = saved_guard
         if node.orelse is not None and not body_exits:
             self.suite(node.orelse.body)
-        outcomes = [] if body_exits else [self.env]
+        after_body = dict(self.env)
+        outcomes = [] if body_exits else [after_body]
         for handler in node.handlers:
-            self.env = self.join_envs([before, self.env])
+            self.env = self.join_envs([before, after_body])
             if handler.type is not None:
                 self.expr(handler.type)
             if not self.suite(handler.body):
                 outcomes.append(self.env)
-        self.env = self.join_envs(outcomes) if outcomes else before
+        self.settle(original, self.join_envs(outcomes) if outcomes else before)
         if node.finalbody is not None:
             self.suite(node.finalbody.body)
 
     def match_statement(self, node: cst.Match) -> None:
         self.expr(node.subject)
-        before = dict(self.env)
+        original, before = self.env, dict(self.env)
         outcomes = []
         for case in node.cases:
             self.env = dict(before)
             if not self.suite(case.body):
                 outcomes.append(self.env)
-        self.env = self.join_envs([*outcomes, before])
+        self.settle(original, self.join_envs([*outcomes, before]))
 
     # ------------------------------------------------------------------ definitions
 
@@ -584,7 +610,7 @@ class Analyzer:
         self.values[id(node)] = value
         return value
 
-    def _expr(self, node: cst.BaseExpression) -> Value:  # noqa: C901 - one dispatch table
+    def _expr(self, node: cst.BaseExpression) -> Value:
         if isinstance(node, cst.Name):
             if node.value in ("True", "False", "None"):
                 return Value(Kind.CONSTANT, constant={"True": True, "False": False}.get(node.value))
@@ -703,9 +729,10 @@ class Analyzer:
     def attribute(self, node: cst.Attribute) -> Value:
         key = dotted_name(node)
         if key is not None:
-            known = self.lookup(key)
+            known = self.lookup(key) or self.guard_attributes.get(key)
             if known is not None:
                 return known
+            self.missed_attributes.add(key)
         base = self.expr(node.value)
         attr = node.attr.value
         if base.kind is Kind.IMPORTED and base.qualname:
@@ -726,7 +753,7 @@ class Analyzer:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 self.expr(element.slice.value)
-            else:
+            elif isinstance(element.slice, cst.Slice):
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
                     if part is not None:
                         self.expr(part)
@@ -804,7 +831,9 @@ class Analyzer:
 
     def if_expression(self, node: cst.IfExp) -> Value:
         test = self.expr(node.test)
-        self.conditionals[id(node)] = Conditional(node, test, self.backends_tested, None, self.site())
+        self.conditionals[id(node)] = Conditional(
+            node, test, self.backends_tested, None, self.site()
+        )
         saved_guard, saved_backends = self.guarded, self.backends_tested
         self.guarded = saved_guard or _is_cuda_guard(test, +1)
         body = self.expr(node.body)
@@ -856,9 +885,7 @@ class Analyzer:
             if callee_value is not None and callee_value.kind is Kind.IMPORTED
             else None
         )
-        record = CallRecord(
-            node, callee, method, receiver, tuple(args), keywords, self.site()
-        )
+        record = CallRecord(node, callee, method, receiver, tuple(args), keywords, self.site())
         self.calls[id(node)] = record
         if method is not None and receiver is not None:
             return self.method_call(node, receiver, method, args, keywords)
@@ -908,9 +935,13 @@ class Analyzer:
             return receiver.moved(where)
         if method == "type_as" and args:
             return receiver.moved(args[0].where)
-        if method == "startswith" and args and args[0].kind is Kind.DEVICE:
-            if args[0].where == CUDA:
-                return Value(Kind.GUARD, polarity=+1, qualname="cuda")
+        if (
+            method == "startswith"
+            and args
+            and args[0].kind is Kind.DEVICE
+            and args[0].where == CUDA
+        ):
+            return Value(Kind.GUARD, polarity=+1, qualname="cuda")
         if method == "forward" and receiver.kind is Kind.MODULE:
             return self.value_call(node, receiver, args, keywords, [])
         if receiver.kind is Kind.MODULE:
@@ -924,7 +955,9 @@ class Analyzer:
                 operands = [(node.func, receiver)] + [
                     (arg.value, value)
                     for arg, value in zip(
-                        (a for a in node.args if a.keyword is None and not a.star), args, strict=False
+                        (a for a in node.args if a.keyword is None and not a.star),
+                        args,
+                        strict=False,
                     )
                 ]
                 return self.combine(node, operands)
@@ -941,7 +974,12 @@ class Analyzer:
     ) -> Value:
         if callee in torch_api.CUDA_AVAILABILITY:
             return Value(Kind.GUARD, polarity=+1, qualname=torch_api.CUDA_AVAILABILITY[callee])
-        if callee in self.guard_functions or callee.rsplit(".", 1)[-1] in self.guard_leaf_names:
+        leaf = callee.rsplit(".", 1)[-1]
+        if (
+            callee in self.guard_functions
+            or leaf in self.guard_leaf_names
+            or _GUARD_NAME.match(leaf)
+        ):
             return Value(Kind.GUARD, polarity=+1, qualname="cuda")
         if callee in torch_api.SKIP_IF and args:
             polarity = +1 if callee in torch_api.SKIP_UNLESS else -1
@@ -1024,8 +1062,10 @@ class Analyzer:
             if tensors:
                 self.mixes[id(node)] = Mix(
                     node,
-                    (Operand(None, Value(Kind.MODULE, callee.where)),)
-                    + tuple(Operand(n, v) for n, v in tensors),
+                    (
+                        Operand(None, Value(Kind.MODULE, callee.where)),
+                        *(Operand(n, v) for n, v in tensors),
+                    ),
                     self.site(),
                 )
             return Value(Kind.TENSOR, callee.where)
@@ -1089,6 +1129,18 @@ def _availability_comparison(
     return None
 
 
+def _catches_device_errors(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """A handler for the errors that CUDA placement raises where CUDA is absent."""
+    if handler.type is None:
+        return True
+    if isinstance(handler.type, cst.Tuple):
+        types = [element.value for element in handler.type.elements]
+    else:
+        types = [handler.type]
+    names = {dotted_name(t) for t in types}
+    return bool(names & {"RuntimeError", "AssertionError", "Exception", "BaseException"})
+
+
 def _unwrap_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``enumerate(x)``, ``tqdm(x)``, ``iter(x)`` -> ``x`` (zip is handled by the caller)."""
     if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None:
@@ -1118,11 +1170,7 @@ def _is_exit_call(expr: cst.BaseExpression) -> bool:
 
 
 def _always_exits(body: cst.BaseSuite) -> bool:
-    statements: Sequence[cst.CSTNode]
-    if isinstance(body, cst.IndentedBlock):
-        statements = body.body
-    else:
-        statements = body.body
+    statements: Sequence[cst.CSTNode] = body.body
     if not statements:
         return False
     last = statements[-1]

@@ -1,10 +1,16 @@
-"""Renderers over one list of diagnostics: text, json, sarif, github, junit."""
+"""Renderers over one list of diagnostics: text, json, sarif, github, junit.
+
+``render`` picks the renderer by name and imports only that module. Every renderer
+module exposes ``render(diagnostics, out, options)`` and receives the diagnostics
+already sorted by file, cell, line, column and code.
+"""
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -12,48 +18,126 @@ from devlint.diagnostics import Diagnostic
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 
+_MODULES = {fmt: f"devlint.report.{fmt}_format" for fmt in FORMATS}
+
 
 @dataclass(frozen=True, slots=True)
 class RuleInfo:
-    """What a renderer may say about a rule."""
+    """What a renderer may say about a rule (built by the CLI from the rule registry)."""
 
     code: str
     name: str
-    summary: str
+    summary: str  # one line
     fixable: bool
     default: bool
 
 
 @dataclass(frozen=True, slots=True)
 class ReportOptions:
-    rules: Mapping[str, RuleInfo]
+    """Everything a renderer needs besides the diagnostics."""
+
+    rules: Mapping[str, RuleInfo] = field(default_factory=dict)
     color: bool = False
     statistics: bool = False
-    quiet: bool = False
+    show_fixes: bool = False
+    quiet: bool = False  # text: diagnostics only, no summary
+    unsafe_fixes: bool = False  # text: unsafe fixes count as fixable (``--unsafe-fixes``)
     files_checked: int = 0
     cwd: Path | None = None
 
 
 def render(
-    fmt: str, diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOptions
+    fmt: str,
+    diagnostics: Sequence[Diagnostic],
+    out: TextIO,
+    options: ReportOptions | None = None,
+    *,
+    rules: Mapping[str, RuleInfo] | None = None,
+    color: bool = False,
+    statistics: bool = False,
+    show_fixes: bool = False,
+    files_checked: int = 0,
+    cwd: Path | None = None,
+    quiet: bool = False,
+    unsafe_fixes: bool = False,
 ) -> None:
-    """Write ``diagnostics`` to ``out`` in format ``fmt`` (renderers are imported lazily)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown output format: {fmt}")
-    module = importlib.import_module(f"devlint.report.{fmt}_format")
-    ordered = sorted(diagnostics, key=Diagnostic.sort_key)
-    module.render(ordered, out, options)
+    """Write ``diagnostics`` to ``out`` in format ``fmt``.
+
+    Either pass a ready ``ReportOptions`` or the keyword arguments, not both. Only the
+    renderer module of ``fmt`` is imported.
+    """
+    if fmt not in _MODULES:
+        raise ValueError(f"unknown output format {fmt!r} (expected one of: {', '.join(FORMATS)})")
+    if options is None:
+        options = ReportOptions(
+            rules=rules if rules is not None else {},
+            color=color,
+            statistics=statistics,
+            show_fixes=show_fixes,
+            quiet=quiet,
+            unsafe_fixes=unsafe_fixes,
+            files_checked=files_checked,
+            cwd=cwd,
+        )
+    module = importlib.import_module(_MODULES[fmt])
+    module.render(sort_diagnostics(diagnostics, options.cwd), out, options)
+
+
+def sort_diagnostics(diagnostics: Sequence[Diagnostic], cwd: Path | None) -> list[Diagnostic]:
+    """By file as shown (so one file named two ways sorts as one), cell, line, column, code."""
+
+    def key(d: Diagnostic) -> tuple[str, int, int, int, str, str]:
+        shown = display_path(d.path, cwd)
+        return (shown, d.cell or 0, d.start.row, d.start.column, d.code, d.path)
+
+    return sorted(diagnostics, key=key)
+
+
+def absolute_path(path: str, cwd: Path | None = None) -> str:
+    """``path`` as an absolute, normalised path; a relative one is taken from ``cwd``.
+
+    ``-`` (source read from stdin without ``--stdin-filename``) stays ``-``.
+    """
+    if path == "-":
+        return path
+    base = os.fspath(cwd) if cwd is not None else os.getcwd()
+    return os.path.normpath(os.path.join(os.path.abspath(base), path))
+
+
+def relative_path(path: str, cwd: Path | None) -> str | None:
+    """``path`` relative to ``cwd`` (with ``/`` separators) when inside it, else None."""
+    if cwd is None or path == "-":
+        return None
+    target = Path(absolute_path(path, cwd))
+    base = Path(os.path.abspath(cwd))
+    for candidate, root in ((target, base), (target.resolve(), base.resolve())):
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return None
 
 
 def display_path(path: str, cwd: Path | None) -> str:
-    """``path`` relative to ``cwd`` when it lies inside it."""
-    if cwd is None or path == "-":
-        return path
-    try:
-        return Path(path).resolve().relative_to(cwd.resolve()).as_posix()
-    except ValueError:
-        return path
+    """``path`` relative to ``cwd`` when it lies inside it, else as given."""
+    relative = relative_path(path, cwd)
+    return path if relative is None else relative
 
 
-def absolute_path(path: str) -> str:
-    return path if path == "-" else str(Path(path).resolve())
+def position(diagnostic: Diagnostic) -> str:
+    """``row:column``, or ``cell N:row:column`` in a notebook."""
+    where = f"{diagnostic.start.row}:{diagnostic.start.column}"
+    return where if diagnostic.cell is None else f"cell {diagnostic.cell}:{where}"
+
+
+__all__ = [
+    "FORMATS",
+    "ReportOptions",
+    "RuleInfo",
+    "absolute_path",
+    "display_path",
+    "position",
+    "relative_path",
+    "render",
+    "sort_diagnostics",
+]

@@ -1,4 +1,11 @@
-"""GitHub Actions workflow commands: one ``::error`` annotation per diagnostic."""
+"""GitHub Actions workflow commands: one ``::error`` annotation per diagnostic.
+
+    ::error title=devlint (DEV001),file=src/a.py,line=12,col=5,endLine=12,endColumn=10::DEV001 message
+
+Lines and columns of a notebook diagnostic count from its cell, not from the ``.ipynb``
+file, so such an annotation is attached to the file as a whole and its message names the
+cell (``cell 3:4:1: DEV001 message``).
+"""
 
 from __future__ import annotations
 
@@ -6,26 +13,38 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from devlint.diagnostics import Diagnostic
-from devlint.report import ReportOptions, display_path
+from devlint.report import ReportOptions, display_path, position
 
 
-def _escape_data(text: str) -> str:
+def escape_data(text: str) -> str:
+    """Escape a workflow-command message (the part after ``::``)."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def escape_property(text: str) -> str:
+    """Escape a workflow-command property value (``key=value`` before ``::``)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(diagnostic: Diagnostic, options: ReportOptions) -> str:
+    properties = {
+        "title": f"devlint ({diagnostic.code})",
+        "file": display_path(diagnostic.path, options.cwd),
+    }
+    message = f"{diagnostic.code} {diagnostic.message}"
+    if diagnostic.cell is None:
+        properties.update(
+            line=str(diagnostic.start.row),
+            col=str(diagnostic.start.column),
+            endLine=str(diagnostic.end.row),
+            endColumn=str(diagnostic.end.column),
+        )
+    else:
+        message = f"{position(diagnostic)}: {message}"
+    joined = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
+    return f"::error {joined}::{escape_data(message)}"
 
 
 def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOptions) -> None:
-    for d in diagnostics:
-        properties = {
-            "title": f"devlint ({d.code})",
-            "file": display_path(d.path, options.cwd),
-            "line": str(d.start.row),
-            "col": str(d.start.column),
-            "endLine": str(d.end.row),
-            "endColumn": str(d.end.column),
-        }
-        joined = ",".join(f"{key}={_escape_property(value)}" for key, value in properties.items())
-        out.write(f"::error {joined}::{_escape_data(f'{d.code} {d.message}')}\n")
+    for diagnostic in diagnostics:
+        out.write(annotation(diagnostic, options) + "\n")

@@ -1,17 +1,18 @@
-"""JSON output in ruff's schema."""
+"""JSON output in ruff's schema: a list of diagnostic objects (``[]`` when none)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
-from devlint.diagnostics import Diagnostic, Location
+from devlint.diagnostics import Diagnostic, Fix, Location
 from devlint.report import ReportOptions, absolute_path
 
 
 def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOptions) -> None:
-    json.dump([to_dict(d) for d in diagnostics], out, indent=2)
+    json.dump([to_dict(d, options.cwd) for d in diagnostics], out, indent=2)
     out.write("\n")
 
 
@@ -19,27 +20,31 @@ def _location(location: Location) -> dict[str, int]:
     return {"row": location.row, "column": location.column}
 
 
-def to_dict(diagnostic: Diagnostic) -> dict[str, Any]:
-    fix = None
-    if diagnostic.fix is not None:
-        fix = {
-            "applicability": diagnostic.fix.applicability,
-            "message": diagnostic.fix.message,
-            "edits": [
-                {
-                    "content": edit.content,
-                    "location": _location(edit.start),
-                    "end_location": _location(edit.end),
-                }
-                for edit in diagnostic.fix.edits
-            ],
-        }
+def _fix(fix: Fix | None) -> dict[str, Any] | None:
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability,
+        "edits": [
+            {
+                "content": edit.content,
+                "end_location": _location(edit.end),
+                "location": _location(edit.start),
+            }
+            for edit in fix.edits
+        ],
+        "message": fix.message,
+    }
+
+
+def to_dict(diagnostic: Diagnostic, cwd: Path | None = None) -> dict[str, Any]:
+    """One diagnostic as ruff writes it (keys in ruff's alphabetical order)."""
     return {
         "cell": diagnostic.cell,
         "code": diagnostic.code,
         "end_location": _location(diagnostic.end),
-        "filename": absolute_path(diagnostic.path),
-        "fix": fix,
+        "filename": absolute_path(diagnostic.path, cwd),
+        "fix": _fix(diagnostic.fix),
         "location": _location(diagnostic.start),
         "message": diagnostic.message,
         "noqa_row": diagnostic.noqa_row,

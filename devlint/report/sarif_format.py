@@ -1,96 +1,148 @@
-"""SARIF 2.1.0, ready for GitHub code-scanning upload."""
+"""SARIF 2.1.0, ready for GitHub code-scanning upload.
+
+One run whose driver lists a rule for every code that appears; one result per
+diagnostic, with its fix as SARIF ``fixes`` (artifact changes with replacements).
+Files inside ``cwd`` are named by a relative URI against ``%SRCROOT%``, others by a
+``file://`` URI. Columns count Unicode code points, as devlint (and ruff) do.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import quote
 
-from devlint import __version__
-from devlint.diagnostics import Diagnostic, Edit
-from devlint.report import ReportOptions
+from devlint.diagnostics import Diagnostic, Edit, Location
+from devlint.report import ReportOptions, RuleInfo, absolute_path, relative_path
 
-SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-def _artifact(path: str, cwd: Path | None) -> dict[str, str]:
-    resolved = Path(path).resolve()
-    if cwd is not None:
-        try:
-            return {"uri": resolved.relative_to(cwd.resolve()).as_posix(), "uriBaseId": "%SRCROOT%"}
-        except ValueError:
-            pass
-    return {"uri": resolved.as_uri()}
+SCHEMA_URI = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+SARIF_VERSION = "2.1.0"
+INFORMATION_URI = "https://github.com/devlint/devlint"
+SRCROOT = "%SRCROOT%"
 
 
-def _region(start_row: int, start_column: int, end_row: int, end_column: int) -> dict[str, int]:
-    return {"startLine": start_row, "startColumn": start_column, "endLine": end_row, "endColumn": end_column}
+def tool_version() -> str:
+    try:
+        return version("devlint")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def artifact_location(path: str, cwd: Path | None) -> dict[str, str]:
+    relative = relative_path(path, cwd)
+    if relative is not None:
+        return {"uri": quote(relative, safe="/"), "uriBaseId": SRCROOT}
+    if path == "-":
+        return {"uri": "stdin"}
+    return {"uri": Path(absolute_path(path, cwd)).as_uri()}
+
+
+def region(start: Location, end: Location) -> dict[str, int]:
+    return {
+        "startLine": start.row,
+        "startColumn": start.column,
+        "endLine": end.row,
+        "endColumn": end.column,
+    }
 
 
 def _replacement(edit: Edit) -> dict[str, Any]:
     return {
-        "deletedRegion": _region(edit.start.row, edit.start.column, edit.end.row, edit.end.column),
+        "deletedRegion": region(edit.start, edit.end),
         "insertedContent": {"text": edit.content},
     }
 
 
-def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOptions) -> None:
-    codes = sorted({d.code for d in diagnostics})
-    index = {code: i for i, code in enumerate(codes)}
-    rules = []
-    for code in codes:
-        info = options.rules.get(code)
-        rules.append(
+def _rule(code: str, info: RuleInfo | None, example: Diagnostic, url: str | None) -> dict[str, Any]:
+    name = info.name if info is not None else example.name
+    summary = info.summary if info is not None else name
+    rule: dict[str, Any] = {
+        "id": code,
+        "name": name,
+        "shortDescription": {"text": summary},
+        "fullDescription": {"text": summary},
+        "help": {"text": f"{summary} Run `devlint rule {code}` for the full documentation."},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {
+            "fixable": info.fixable if info is not None else example.fix is not None,
+            "defaultEnabled": info.default if info is not None else True,
+        },
+    }
+    if url:
+        rule["helpUri"] = url
+    return rule
+
+
+def _result(diagnostic: Diagnostic, rule_index: int, cwd: Path | None) -> dict[str, Any]:
+    artifact = artifact_location(diagnostic.path, cwd)
+    result: dict[str, Any] = {
+        "ruleId": diagnostic.code,
+        "ruleIndex": rule_index,
+        "level": "error",
+        "message": {"text": diagnostic.message},
+        "locations": [
             {
-                "id": code,
-                "name": info.name if info else code,
-                "shortDescription": {"text": info.summary if info else code},
-                "help": {"text": f"Run `devlint rule {code}` for the documentation."},
-                "defaultConfiguration": {"level": "error"},
+                "physicalLocation": {
+                    "artifactLocation": artifact,
+                    "region": region(diagnostic.start, diagnostic.end),
+                }
             }
-        )
-    results = []
-    for d in diagnostics:
-        result: dict[str, Any] = {
-            "ruleId": d.code,
-            "ruleIndex": index[d.code],
-            "level": "error",
-            "message": {"text": d.message},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": _artifact(d.path, options.cwd),
-                        "region": _region(d.start.row, d.start.column, d.end.row, d.end.column),
+        ],
+    }
+    if diagnostic.cell is not None:
+        # Lines count from the start of the notebook cell, not of the .ipynb file.
+        result["properties"] = {"cell": diagnostic.cell}
+    if diagnostic.fix is not None:
+        result["fixes"] = [
+            {
+                "description": {"text": diagnostic.fix.message},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": dict(artifact),
+                        "replacements": [_replacement(edit) for edit in diagnostic.fix.edits],
                     }
-                }
-            ],
-        }
-        if d.fix is not None:
-            result["fixes"] = [
-                {
-                    "description": {"text": d.fix.message},
-                    "artifactChanges": [
-                        {
-                            "artifactLocation": _artifact(d.path, options.cwd),
-                            "replacements": [_replacement(edit) for edit in d.fix.edits],
-                        }
-                    ],
-                }
-            ]
-        results.append(result)
+                ],
+                "properties": {"applicability": diagnostic.fix.applicability},
+            }
+        ]
+    return result
+
+
+def to_sarif(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> dict[str, Any]:
+    examples: dict[str, Diagnostic] = {}
+    urls: dict[str, str] = {}
+    for d in diagnostics:
+        examples.setdefault(d.code, d)
+        if d.url:
+            urls.setdefault(d.code, d.url)
+    codes = sorted(examples)
+    index = {code: i for i, code in enumerate(codes)}
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "devlint",
-                "informationUri": "https://pypi.org/project/devlint/",
-                "version": __version__,
-                "rules": rules,
+                "informationUri": INFORMATION_URI,
+                "version": tool_version(),
+                "rules": [
+                    _rule(code, options.rules.get(code), examples[code], urls.get(code))
+                    for code in codes
+                ],
             }
         },
-        "results": results,
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(d, index[d.code], options.cwd) for d in diagnostics],
     }
     if options.cwd is not None:
-        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": options.cwd.resolve().as_uri() + "/"}}
-    json.dump({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, out, indent=2)
+        root = Path(absolute_path(".", options.cwd)).as_uri().rstrip("/") + "/"
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": root}}
+    return {"$schema": SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
+
+
+def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOptions) -> None:
+    json.dump(to_sarif(diagnostics, options), out, indent=2)
     out.write("\n")

@@ -1,65 +1,138 @@
-"""Text output: one line per diagnostic, then a summary (or ``--statistics``)."""
+"""Text output for people: one line per diagnostic and a summary, or ``--statistics``.
+
+    path/to/file.py:12:5: DEV001 [*] message
+    nb.ipynb:cell 3:4:1: DEV003 message
+    Found 2 errors (1 fixable with --fix).
+
+``[*]`` marks a diagnostic that ``--fix`` repairs: one with a safe fix, or with any fix
+under ``--unsafe-fixes``. Unsafe fixes that are not enabled are counted as hidden, as
+ruff does.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 
 from devlint.diagnostics import Diagnostic
-from devlint.report import ReportOptions, display_path
+from devlint.report import ReportOptions, display_path, position
+
+FIX_MARK = "[*]"
 
 
 def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOptions) -> None:
     if options.statistics:
-        _statistics(diagnostics, out, options)
-        return
-    for diagnostic in diagnostics:
-        out.write(_line(diagnostic, options) + "\n")
+        lines = statistics_lines(diagnostics, options)
+    else:
+        lines = [diagnostic_line(d, options) for d in diagnostics]
     if not options.quiet:
-        out.write(_summary(diagnostics) + "\n")
+        lines.extend(summary_lines(diagnostics, options))
+        if options.show_fixes:
+            lines.extend(fix_lines(diagnostics, options))
+    for line in lines:
+        out.write(line + "\n")
 
 
-def _line(diagnostic: Diagnostic, options: ReportOptions) -> str:
-    def style(text: str, **kwargs: object) -> str:
-        return click.style(text, **kwargs) if options.color else text  # type: ignore[arg-type]
+def _styler(options: ReportOptions) -> Any:
+    def style(text: str, **styles: Any) -> str:
+        return click.style(text, **styles) if options.color else text
 
+    return style
+
+
+def applies(diagnostic: Diagnostic, options: ReportOptions) -> bool:
+    """Whether ``--fix`` (with ``--unsafe-fixes`` when enabled) repairs ``diagnostic``."""
+    fix = diagnostic.fix
+    return fix is not None and (fix.applicability == "safe" or options.unsafe_fixes)
+
+
+def hidden(diagnostic: Diagnostic, options: ReportOptions) -> bool:
+    """Whether ``diagnostic`` has a fix that only ``--unsafe-fixes`` would apply."""
+    return diagnostic.fix is not None and not applies(diagnostic, options)
+
+
+def diagnostic_line(diagnostic: Diagnostic, options: ReportOptions) -> str:
+    style = _styler(options)
+    colon = style(":", fg="cyan")
     path = style(display_path(diagnostic.path, options.cwd), bold=True)
-    where = f"{diagnostic.start.row}:{diagnostic.start.column}"
-    if diagnostic.cell is not None:
-        where = f"cell {diagnostic.cell}:{where}"
+    where = colon.join(position(diagnostic).split(":"))
     code = style(diagnostic.code, fg="red", bold=True)
-    fixable = style(" [*]", fg="cyan") if diagnostic.fix is not None and diagnostic.fix.applicability == "safe" else ""
-    return f"{path}:{where}: {code}{fixable} {diagnostic.message}"
+    mark = " " + style(FIX_MARK, fg="cyan") if applies(diagnostic, options) else ""
+    return f"{path}{colon}{where}{colon} {code}{mark} {diagnostic.message}"
 
 
-def _summary(diagnostics: Sequence[Diagnostic]) -> str:
+def _plural(count: int, noun: str) -> str:
+    return (
+        f"{count} {noun}"
+        if count == 1
+        else f"{count} {noun}es"
+        if noun.endswith("x")
+        else f"{count} {noun}s"
+    )
+
+
+def summary_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
+    style = _styler(options)
     if not diagnostics:
-        return "All checks passed!"
-    count = len(diagnostics)
-    noun = "error" if count == 1 else "errors"
-    safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability == "safe")
-    unsafe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability == "unsafe")
-    text = f"Found {count} {noun}"
-    if safe:
-        text += f" ({safe} fixable with the `--fix` option)"
-    text += "."
-    if unsafe:
-        hidden = "fix" if unsafe == 1 else "fixes"
-        text += f"\nNo fixes available ({unsafe} hidden {hidden} can be enabled with the `--unsafe-fixes` option)." if not safe else f"\n({unsafe} hidden {hidden} can be enabled with the `--unsafe-fixes` option)."
-    return text
+        return [style("All checks passed!", fg="green", bold=True)]
+    fixable = sum(1 for d in diagnostics if applies(d, options))
+    hidden_count = sum(1 for d in diagnostics if hidden(d, options))
+    found = f"Found {_plural(len(diagnostics), 'error')}"
+    if fixable:
+        found += f" ({fixable} fixable with --fix)"
+    lines = [found + "."]
+    if hidden_count:
+        note = (
+            f"{_plural(hidden_count, 'hidden fix')} can be enabled with the `--unsafe-fixes` option"
+        )
+        lines.append(f"({note})." if fixable else f"No fixes available ({note}).")
+    return lines
 
 
-def _statistics(diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOptions) -> None:
+def fix_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
+    """The ``--show-fixes`` listing: which diagnostics the fixes would repair, and how."""
+    style = _styler(options)
+    lines: list[str] = []
+    groups = (
+        ("Fixable with --fix:", [d for d in diagnostics if applies(d, options)]),
+        ("Fixable with --fix --unsafe-fixes:", [d for d in diagnostics if hidden(d, options)]),
+    )
+    for title, group in groups:
+        if not group:
+            continue
+        lines.append("")
+        lines.append(style(title, bold=True))
+        for d in group:
+            assert d.fix is not None
+            where = f"{display_path(d.path, options.cwd)}:{position(d)}"
+            lines.append(f"  - {where}: {style(d.code, fg='red', bold=True)} {d.fix.message}")
+    return lines
+
+
+def statistics_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
+    """One row per code, most frequent first: count, code, ``[*]`` when fixable, name.
+
+    The ``[*]`` / ``[ ]`` column is left out when no row is fixable, as ruff does.
+    """
     counts = Counter(d.code for d in diagnostics)
-    fixable = {d.code for d in diagnostics if d.fix is not None}
-    width = max((len(str(n)) for n in counts.values()), default=1)
+    if not counts:
+        return []
+    names: dict[str, str] = {}
+    fixable: set[str] = set()
+    for d in diagnostics:
+        names.setdefault(d.code, d.name)
+        if applies(d, options):
+            fixable.add(d.code)
+    count_width = max(len(str(n)) for n in counts.values())
+    code_width = max(len(code) for code in counts)
+    rows = []
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        rule = options.rules.get(code)
-        name = rule.name if rule else ""
-        mark = "[*]" if code in fixable else "   "
-        out.write(f"{count:>{width}}\t{code}\t{mark} {name}\n")
-    if not options.quiet:
-        out.write(_summary(diagnostics) + "\n")
+        info = options.rules.get(code)
+        name = info.name if info is not None else names[code]
+        # As in ruff, the fix column appears only when some row is fixable.
+        mark = "" if not fixable else f"{FIX_MARK} " if code in fixable else "[ ] "
+        rows.append(f"{count:>{count_width}}\t{code:<{code_width}}\t{mark}{name}")
+    return rows

@@ -1,0 +1,158 @@
+"""The command line, run as a user runs it: a subprocess of the installed script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BUG = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+CLEAN = "import torch\nmodel = torch.nn.Linear(2, 2)\n"
+
+
+def devlint(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "devlint", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bug.py").write_text(BUG)
+    (tmp_path / "src" / "clean.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_path_without_subcommand_reports_and_exits_1(project: Path) -> None:
+    result = devlint("src/", cwd=project)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines() == [
+        "src/bug.py:2:9: DEV003 `.cuda()` without a CUDA availability check",
+        "Found 1 error.",
+    ]
+
+
+def test_clean_file_exits_0(project: Path) -> None:
+    result = devlint("check", "src/clean.py", cwd=project)
+    assert (result.returncode, result.stdout.strip()) == (0, "All checks passed!")
+
+
+def test_exit_zero_and_quiet(project: Path) -> None:
+    result = devlint("src", "--exit-zero", "-q", cwd=project)
+    assert result.returncode == 0
+    assert result.stdout.splitlines() == [
+        "src/bug.py:2:9: DEV003 `.cuda()` without a CUDA availability check"
+    ]
+
+
+def test_unknown_select_code_is_one_line_exit_2(project: Path) -> None:
+    result = devlint("src", "--select", "DEV999,FOO", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: unknown rule code(s) in select: DEV999, FOO"
+    ]
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_path_is_exit_2(project: Path) -> None:
+    result = devlint("nowhere/", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: path does not exist: nowhere"
+
+
+def test_ignore_and_per_file_ignores_from_config(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.devlint]\nper-file-ignores = { "src/bug.py" = ["DEV003"] }\n'
+    )
+    assert devlint("src", cwd=project).returncode == 0
+    (project / "pyproject.toml").write_text("[tool.devlint]\nignore = ['DEV00']\n")
+    assert devlint("src", cwd=project).returncode == 0
+    assert devlint("src", "--select", "DEV003", cwd=project).returncode == 1
+
+
+def test_unknown_config_key_names_it(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.devlint]\nselct = ['DEV001']\n")
+    result = devlint("src", cwd=project)
+    assert result.returncode == 2
+    assert "unknown key 'selct'" in result.stderr and "did you mean 'select'" in result.stderr
+
+
+def test_stdin_with_filename(project: Path) -> None:
+    result = devlint("-", "--stdin-filename", "pipe.py", cwd=project, stdin=BUG)
+    assert result.returncode == 1
+    assert result.stdout.startswith("pipe.py:2:9: DEV003")
+
+
+def test_json_output_has_ruff_keys(project: Path) -> None:
+    result = devlint("src", "--output-format", "json", cwd=project)
+    [item] = json.loads(result.stdout)
+    assert set(item) >= {
+        "code",
+        "message",
+        "filename",
+        "location",
+        "end_location",
+        "fix",
+        "noqa_row",
+        "url",
+    }
+    assert item["filename"] == str((project / "src" / "bug.py").resolve())
+    assert item["location"] == {"row": 2, "column": 9}
+
+
+def test_gitignored_files_are_skipped_but_explicit_files_checked(project: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / ".gitignore").write_text("bug.py\n")
+    assert devlint("src", cwd=project).returncode == 0
+    assert devlint("src/bug.py", cwd=project).returncode == 1
+
+
+def test_default_excludes(project: Path) -> None:
+    venv = project / "src" / ".venv" / "lib"
+    venv.mkdir(parents=True)
+    (venv / "vendored.py").write_text(BUG)
+    result = devlint("src", "--output-format", "json", cwd=project)
+    assert [Path(d["filename"]).name for d in json.loads(result.stdout)] == ["bug.py"]
+
+
+def test_rules_and_rule_docs(project: Path) -> None:
+    listing = devlint("rules", cwd=project).stdout
+    for code in ("DEV001", "DEV002", "DEV003", "DEV004", "DEV005"):
+        assert code in listing
+    doc = devlint("rule", "DEV003", cwd=project)
+    assert doc.returncode == 0
+    for section in (
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "## Use instead",
+        "## Fix safety",
+    ):
+        assert section in doc.stdout
+    assert devlint("rule", "DEV999", cwd=project).returncode == 2
+
+
+def test_many_files_in_parallel_match_serial(project: Path) -> None:
+    for i in range(40):
+        (project / "src" / f"m{i}.py").write_text(BUG if i % 3 == 0 else CLEAN)
+    serial = devlint("src", "-j", "1", "--output-format", "json", cwd=project)
+    parallel = devlint("src", "-j", "2", "--output-format", "json", cwd=project)
+    assert json.loads(serial.stdout) == json.loads(parallel.stdout)
+    assert len(json.loads(serial.stdout)) == 15
+
+
+def test_statistics(project: Path) -> None:
+    result = devlint("src", "--statistics", cwd=project)
+    assert result.stdout.splitlines()[0].split() == ["1", "DEV003", "unguarded-cuda"]

@@ -1,0 +1,54 @@
+"""The pre-commit hook, run by the real pre-commit against this repository."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(cwd.parent / "pre-commit-home")}
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env, timeout=900)
+
+
+def test_hook_fails_on_device_bug_and_passes_on_clean_code(tmp_path: Path) -> None:
+    repo = tmp_path / "user-project"
+    repo.mkdir()
+    run("git", "init", "-q", cwd=repo)
+    (repo / "bug.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n")
+    (repo / "clean.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2)\n")
+    run("git", "add", ".", cwd=repo)
+
+    pytest.importorskip("pre_commit")
+    failing = run(
+        sys.executable,
+        "-m",
+        "pre_commit",
+        "try-repo",
+        str(ROOT),
+        "devlint",
+        "--files",
+        "bug.py",
+        cwd=repo,
+    )
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "DEV003" in failing.stdout
+
+    passing = run(
+        sys.executable,
+        "-m",
+        "pre_commit",
+        "try-repo",
+        str(ROOT),
+        "devlint",
+        "--files",
+        "clean.py",
+        cwd=repo,
+    )
+    assert passing.returncode == 0, passing.stdout + passing.stderr
