@@ -1,0 +1,1 @@
+"""The runtime companion: run rule fixtures on the devices present (imports torch lazily)."""
