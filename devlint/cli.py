@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -15,6 +16,7 @@ from devlint import __version__
 from devlint.config import (
     ConfigError,
     FileConfig,
+    check_codes,
     codes_for_file,
     find_config,
     load_config,
@@ -35,12 +37,22 @@ class UserError(Exception):
 class DefaultGroup(click.Group):
     """``devlint PATH`` means ``devlint check PATH``, as with ruff's old CLI."""
 
+    lazy_commands = {"verify": "devlint.verify.command"}  # imported only when run
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (
-            args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
-        ):
+        known = set(self.commands) | set(self.lazy_commands) | {"--help", "-h", "--version"}
+        if not args or args[0] not in known:
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*self.commands, *self.lazy_commands])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy_commands:
+            command = getattr(importlib.import_module(self.lazy_commands[name]), name)
+            return command if isinstance(command, click.Command) else None
+        return super().get_command(ctx, name)
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -145,6 +157,8 @@ def _run_check(
         start = paths[0] if paths[0].is_dir() else paths[0].parent
     config = load_config(config_file if config_file is not None else find_config(start.resolve()))
     enabled = _enabled_codes(config, select, extend_select, ignore)
+    for codes_ignored in config.per_file_ignores.values():
+        check_codes(codes_ignored, list(all_rules()), "per-file-ignores")
     guards = config.guard_functions
     if reads_stdin:
         display = stdin_filename or "-"

@@ -39,6 +39,7 @@ from devlint.analysis.values import (
     Kind,
     Placement,
     Value,
+    is_cpu,
     join,
     join_placement,
     placement_of_device_string,
@@ -411,7 +412,11 @@ class Analyzer:
         else_env = self.env
         self.guarded, self.backends_tested = saved_guard, saved_backends
         live = [env for env, exits in ((body_env, body_exits), (else_env, else_exits)) if not exits]
-        self.settle(original, self.join_envs(live) if live else before)
+        joined = self.join_envs(live) if live else before
+        if node.orelse is None and test.kind is Kind.GUARD and not body_exits:
+            # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case.
+            joined = {**joined, **{k: v for k, v in body_env.items() if is_cpu(v.where)}}
+        self.settle(original, joined)
         return body_exits and else_exits
 
     def settle(self, original: Env, joined: Env) -> None:
@@ -1043,6 +1048,9 @@ class Analyzer:
                 return Value(Kind.MODULE, CPU)
             return UNKNOWN
         if callee.kind is Kind.FUNCTION:
+            name = callee.qualname or ""
+            if name in self.guard_leaf_names or _GUARD_NAME.match(name):
+                return Value(Kind.GUARD, polarity=+1, qualname="cuda")
             return UNKNOWN
         if callee.kind is Kind.IMPORTED:
             return UNKNOWN
