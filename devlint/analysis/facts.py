@@ -23,6 +23,8 @@ class Site:
     guarded: bool  # only runs where CUDA is available (SPEC §4 *Guards*)
     loop: LoaderLoop | None  # innermost enclosing loop over a data loader
     function: cst.FunctionDef | None  # innermost enclosing function
+    class_name: str | None = None  # the class whose method this is
+    conditional: bool = False  # inside an if/while/try nested in the loader loop's body
 
 
 @dataclass(slots=True)
@@ -66,6 +68,17 @@ class Conditional:
     site: Site | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class AttributeStore:
+    """``self.name = value`` in a method of a class."""
+
+    class_name: str
+    method: str
+    attribute: str
+    value: Value
+    target: cst.BaseExpression
+
+
 @dataclass(slots=True)
 class FileFacts:
     """Everything the rules may ask about one file."""
@@ -74,6 +87,9 @@ class FileFacts:
     mixes: list[Mix] = field(default_factory=list)
     conditionals: list[Conditional] = field(default_factory=list)
     values: dict[int, Value] = field(default_factory=dict)
+    attribute_stores: list[AttributeStore] = field(default_factory=list)
+    attribute_loads: set[tuple[str, str, str]] = field(default_factory=set)  # class, method, attr
+    module_classes: set[str] = field(default_factory=set)  # classes deriving from nn.Module
 
     def value_of(self, node: cst.CSTNode) -> Value:
         """The value the analysis computed for an expression (unknown if never evaluated)."""

@@ -23,6 +23,7 @@ import libcst as cst
 
 from devlint.analysis import torch_api
 from devlint.analysis.facts import (
+    AttributeStore,
     CallRecord,
     Conditional,
     FileFacts,
@@ -126,7 +127,12 @@ class Analyzer:
         self.backends_tested: frozenset[str] = frozenset()
         self.pending: list[_Pending] = []
         self.module_classes: set[str] = set()
+        self.stateless_classes: set[str] = set()  # module classes without parameters (losses)
         self.class_attributes: dict[str, Env] = {}
+        self.class_name: str | None = None
+        self.conditional = False
+        self.attribute_stores: list[AttributeStore] = []
+        self.attribute_loads: set[tuple[str, str, str]] = set()
 
     # ------------------------------------------------------------------ entry point
 
@@ -144,12 +150,20 @@ class Analyzer:
             mixes=list(self.mixes.values()),
             conditionals=list(self.conditionals.values()),
             values=self.values,
+            attribute_stores=self.attribute_stores,
+            attribute_loads=self.attribute_loads,
+            module_classes=self.module_classes,
         )
 
     # ------------------------------------------------------------------ environment
 
     def site(self) -> Site:
-        return Site(self.guarded, self.loop, self.function)
+        return Site(self.guarded, self.loop, self.function, self.class_name, self.conditional)
+
+    def _method_key(self, key: str) -> tuple[str, str, str] | None:
+        if self.class_name is None or self.function is None or not key.startswith("self."):
+            return None
+        return (self.class_name, self.function.name.value, key[len("self.") :])
 
     def lookup(self, name: str) -> Value | None:
         value = self.env.get(name)
@@ -163,6 +177,9 @@ class Analyzer:
             if key is not None:
                 self.env[key] = value
                 self._forget_attributes_of(key)
+                method_key = self._method_key(key)
+                if method_key is not None:
+                    self.attribute_stores.append(AttributeStore(*method_key, value, target))
                 if "." in key and value.kind is Kind.GUARD:
                     self.guard_attributes[key] = value
             elif isinstance(target, cst.Attribute):
@@ -397,6 +414,7 @@ class Analyzer:
         )
         original, before = self.env, dict(self.env)
         saved_guard, saved_backends = self.guarded, self.backends_tested
+        saved_conditional, self.conditional = self.conditional, self.loop is not None
         self.guarded = saved_guard or _is_cuda_guard(test, +1)
         body_exits = self.suite(node.body)
         body_env = self.env
@@ -411,6 +429,7 @@ class Analyzer:
             else_exits = self.suite(node.orelse.body)
         else_env = self.env
         self.guarded, self.backends_tested = saved_guard, saved_backends
+        self.conditional = saved_conditional
         live = [env for env, exits in ((body_env, body_exits), (else_env, else_exits)) if not exits]
         joined = self.join_envs(live) if live else before
         if node.orelse is None and test.kind is Kind.GUARD and not body_exits:
@@ -439,9 +458,9 @@ class Analyzer:
     def for_statement(self, node: cst.For) -> None:
         iterable = self.expr(node.iter)
         element, is_loader = self.iteration_element(node.iter, iterable)
-        saved_loop, saved_guard = self.loop, self.guarded
+        saved_loop, saved_guard, saved_conditional = self.loop, self.guarded, self.conditional
         if is_loader:
-            self.loop = LoaderLoop(node)
+            self.loop, self.conditional = LoaderLoop(node), False
         if _iterates_devices(node.iter, self.values):
             self.guarded = True
 
@@ -450,7 +469,7 @@ class Analyzer:
             self.suite(node.body)
 
         self.loop_body(run_once)
-        self.loop, self.guarded = saved_loop, saved_guard
+        self.loop, self.guarded, self.conditional = saved_loop, saved_guard, saved_conditional
         if node.orelse is not None:
             self.suite(node.orelse.body)
 
@@ -553,6 +572,10 @@ class Analyzer:
         name = node.name.value
         if is_module:
             self.module_classes.add(name)
+            if name.endswith("Loss") or any(
+                torch_api.is_stateless_module(dotted_name(b.value) or "") for b in node.bases
+            ):
+                self.stateless_classes.add(name)
         saved_env = self.env
         self.env = dict(self.module_env) if saved_env is self.module_env else dict(saved_env)
         methods: list[cst.FunctionDef] = []
@@ -571,9 +594,17 @@ class Analyzer:
     def function_body(self, item: _Pending) -> None:
         node = item.node
         saved = (self.env, self.guarded, self.loop, self.function, self.backends_tested)
+        saved_class, saved_conditional = self.class_name, self.conditional
+        self.class_name, self.conditional = item.class_name, False
         env: Env = {}
         if item.class_name is not None:
-            env.update(self.class_attributes.get(item.class_name, {}))
+            for key, value in self.class_attributes.get(item.class_name, {}).items():
+                # Submodules move with the module that owns them: their place is unknown here.
+                env[key] = (
+                    Value(Kind.MODULE, stateless=value.stateless)
+                    if value.kind is Kind.MODULE
+                    else value
+                )
         self.env = env
         self.guarded, self.loop, self.function = item.guarded, None, node
         self.backends_tested = frozenset()
@@ -589,6 +620,10 @@ class Analyzer:
             env[param.name.value] = value
         if item.class_name in self.module_classes and node.params.params:
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
+            if node.name.value == "forward":  # the inputs of a module are tensors
+                for param in node.params.params[1:]:
+                    if env[param.name.value] is UNKNOWN:
+                        env[param.name.value] = Value(Kind.TENSOR)
         self.suite(node.body)
         if item.class_name is not None:
             attributes = self.class_attributes.setdefault(item.class_name, {})
@@ -596,6 +631,7 @@ class Analyzer:
                 if key.startswith("self."):
                     attributes[key] = join(attributes[key], value) if key in attributes else value
         self.env, self.guarded, self.loop, self.function, self.backends_tested = saved
+        self.class_name, self.conditional = saved_class, saved_conditional
 
     def _is_guard_callable(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr
@@ -734,6 +770,9 @@ class Analyzer:
     def attribute(self, node: cst.Attribute) -> Value:
         key = dotted_name(node)
         if key is not None:
+            method_key = self._method_key(key)
+            if method_key is not None:
+                self.attribute_loads.add(method_key)
             known = self.lookup(key) or self.guard_attributes.get(key)
             if known is not None:
                 return known
@@ -790,6 +829,8 @@ class Analyzer:
         tensors = [(n, v) for n, v in operands if v.kind is Kind.TENSOR]
         if not tensors:
             return UNKNOWN
+        if len(tensors) > 1:  # 0-dim tensors from numbers mix with any device
+            tensors = [(n, v) for n, v in tensors if not v.scalar] or tensors[:1]
         if len(tensors) >= 2:
             self.mixes[id(node)] = Mix(node, tuple(Operand(n, v) for n, v in tensors), self.site())
         known = [v.where for _, v in tensors if v.where is not None]
@@ -813,6 +854,12 @@ class Analyzer:
         else:
             polarity = -1 if -1 in polarities else (+1 if polarities == [+1, +1] else 0)
         if polarity:
+            # The backend is the one tested by the operand that decides the polarity.
+            deciding = [v for v in (left, right) if v.kind is Kind.GUARD and v.polarity == polarity]
+            backend = next(
+                (v.qualname for v in deciding if v.qualname in ("cuda", "accelerator")),
+                deciding[0].qualname,
+            )
             return Value(Kind.GUARD, polarity=polarity, qualname=backend)
         if left.kind is Kind.GUARD or right.kind is Kind.GUARD:
             return Value(Kind.GUARD, polarity=0, qualname=backend)
@@ -1012,14 +1059,21 @@ class Analyzer:
                 return Value(Kind.MODULE, args[0].where)
             return Value(Kind.MODULE, CPU, stateless=torch_api.is_stateless_module(callee))
         if callee in torch_api.PARAMETER_WRAPPERS and args:
-            return args[0].derived()
+            return Value(Kind.TENSOR)  # a parameter lives wherever its module is moved
         if torch_api.is_factory(callee):
             device = keywords.get("device")
+            if any(arg.star == "**" for arg in node.args):
+                return Value(Kind.TENSOR)  # ``**kwargs`` may carry the device
             if device is not None:
                 return Value(Kind.TENSOR, device.where if device.kind is Kind.DEVICE else None)
             if callee.endswith("_like") and args:
                 return Value(Kind.TENSOR, args[0].where)
-            return Value(Kind.TENSOR, CPU)
+            scalar = (
+                callee.endswith((".tensor", ".as_tensor", ".scalar_tensor"))
+                and len(node.args) >= 1
+                and isinstance(node.args[0].value, cst.Integer | cst.Float)
+            )
+            return Value(Kind.TENSOR, CPU, scalar=scalar, origin=node)
         if callee.startswith("torch.") and not callee.startswith(torch_api.NON_TENSOR_NAMESPACES):
             return self.combine(node, list(self.tensor_operands(node)))
         return UNKNOWN
@@ -1045,7 +1099,7 @@ class Analyzer:
     ) -> Value:
         if callee.kind is Kind.CLASS:
             if callee.qualname in self.module_classes:
-                return Value(Kind.MODULE, CPU)
+                return Value(Kind.MODULE, CPU, stateless=callee.qualname in self.stateless_classes)
             return UNKNOWN
         if callee.kind is Kind.FUNCTION:
             name = callee.qualname or ""
@@ -1110,6 +1164,30 @@ def _availability_comparison(
     """Guards written as comparisons: ``device.type == "cuda"``, ``device_count() > 0``."""
     equal = isinstance(operator, cst.Equal | cst.Is)
     unequal = isinstance(operator, cst.NotEqual | cst.IsNot)
+    if isinstance(operator, cst.In | cst.NotIn) and isinstance(right_node, cst.Tuple | cst.List):
+        # ``device.type in ("cpu", "mps")``: the other devices exclude CUDA.
+        kinds = {(_string_value(e.value) or "").split(":", 1)[0] for e in right_node.elements}
+        inside = isinstance(operator, cst.In)
+        if kinds == {"cuda"}:
+            return Value(Kind.GUARD, polarity=+1 if inside else -1, qualname="cuda")
+        if (
+            kinds
+            and "cuda" not in kinds
+            and kinds <= {"cpu", "mps", "xpu", "meta"}
+            and "cpu" in kinds
+        ):
+            return Value(Kind.GUARD, polarity=-1 if inside else +1, qualname="cuda")
+    if equal or unequal:
+        # ``backend == Backend.CUDA``, ``distributed_type == DistributedType.MULTI_GPU``
+        for side in (left_node, right_node):
+            name = dotted_name(side)
+            leaf = name.rsplit(".", 1)[-1] if name else ""
+            if (
+                name
+                and re.search(r"cuda|gpu", leaf, re.IGNORECASE)
+                and ("." in name or name.isupper())
+            ):
+                return Value(Kind.GUARD, polarity=+1 if equal else -1, qualname="cuda")
     for device_side in (right_node, left_node):
         text = _string_value(device_side)
         if text is None:

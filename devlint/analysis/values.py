@@ -8,8 +8,10 @@ with unknown stays unknown, so a rule that needs a known placement stays silent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
+
+import libcst as cst
 
 Placement = frozenset[str] | None
 
@@ -71,6 +73,9 @@ class Value:
     from_batch: bool = False  # a batch element straight out of a data loader, not yet moved
     stateless: bool = False  # MODULE without parameters (losses, activations)
     from_literal: bool = False  # DEVICE written as a bare string literal
+    scalar: bool = False  # a 0-dim tensor from a number: mixes with any device
+    # TENSOR made by a factory call without ``device=`` (DEV013, DEV014): that call.
+    origin: cst.Call | None = field(default=None, compare=False)
 
     def moved(self, where: Placement) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
@@ -79,7 +84,13 @@ class Value:
 
     def derived(self) -> Value:
         """A tensor computed from this one (method chains, slicing, arithmetic)."""
-        return self if self.kind is Kind.TENSOR else Value(Kind.TENSOR, self.where)
+        if self.kind is Kind.TENSOR:
+            return (
+                self
+                if self.scalar
+                else Value(Kind.TENSOR, self.where, origin=self.origin, from_batch=self.from_batch)
+            )
+        return Value(Kind.TENSOR, self.where)
 
 
 UNKNOWN = Value()
@@ -100,6 +111,8 @@ def join(a: Value, b: Value) -> Value:
         from_batch=a.from_batch or b.from_batch,
         stateless=a.stateless and b.stateless,
         from_literal=a.from_literal and b.from_literal,
+        scalar=a.scalar and b.scalar,
+        origin=a.origin if a.origin is b.origin else None,
     )
 
 
