@@ -90,6 +90,32 @@ def _is_loader_like_name(name: str) -> bool:
     return "loader" in last or last in ("dl", "train_dl", "val_dl", "test_dl", "valid_dl")
 
 
+def _is_settings_holder(expr: cst.BaseExpression) -> bool:
+    """``self``, ``args``, ``config``...: objects whose ``.device`` is a chosen device."""
+    name = dotted_name(expr)
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return last in (
+        "self",
+        "cls",
+        "args",
+        "opt",
+        "opts",
+        "options",
+        "config",
+        "cfg",
+        "conf",
+        "hparams",
+        "hp",
+        "settings",
+        "params",
+        "trainer",
+        "accelerator",
+        "state",
+    )
+
+
 def _is_loss_like_name(name: str) -> bool:
     last = name.rsplit(".", 1)[-1].lower()
     return "loss" in last or "criterion" in last
@@ -229,9 +255,9 @@ class Analyzer:
     def element_of(value: Value) -> Value:
         """An element of a container (unpacking, iteration)."""
         if value.kind is Kind.TENSOR:
-            return value
+            return replace(value, whole_batch=False)
         if value.kind is Kind.LOADER:
-            return Value(Kind.TENSOR, CPU, from_batch=True)
+            return Value(Kind.TENSOR, CPU, from_batch=True, whole_batch=True)
         return UNKNOWN
 
     def join_envs(self, envs: Sequence[Env]) -> Env:
@@ -394,7 +420,7 @@ class Analyzer:
         method = expr.func.attr.value
         receiver = self.lookup(key) or UNKNOWN
         if method in torch_api.MOVE_METHODS and (
-            receiver.kind is not Kind.TENSOR or receiver.from_batch
+            receiver.kind is not Kind.TENSOR or receiver.whole_batch
         ):
             # ``model.to(device)`` moves an nn.Module in place.
             self.env[key] = self.values.get(id(expr), receiver)
@@ -483,7 +509,7 @@ class Analyzer:
         if value.kind is Kind.LOADER or (
             value.kind is Kind.UNKNOWN and name is not None and _is_loader_like_name(name)
         ):
-            return Value(Kind.TENSOR, CPU, from_batch=True), True
+            return Value(Kind.TENSOR, CPU, from_batch=True, whole_batch=True), True
         return self.element_of(value), False
 
     def bind_loop_target(
@@ -598,13 +624,12 @@ class Analyzer:
         self.class_name, self.conditional = item.class_name, False
         env: Env = {}
         if item.class_name is not None:
+            owner_is_module = item.class_name in self.module_classes
             for key, value in self.class_attributes.get(item.class_name, {}).items():
-                # Submodules move with the module that owns them: their place is unknown here.
-                env[key] = (
-                    Value(Kind.MODULE, stateless=value.stateless)
-                    if value.kind is Kind.MODULE
-                    else value
-                )
+                if owner_is_module and value.kind is Kind.MODULE:
+                    # Submodules move with the module that owns them: their place is unknown.
+                    value = Value(Kind.MODULE, stateless=value.stateless)
+                env[key] = value
         self.env = env
         self.guarded, self.loop, self.function = item.guarded, None, node
         self.backends_tested = frozenset()
@@ -788,8 +813,10 @@ class Analyzer:
                 return Value(Kind.DEVICE, base.where)
             if attr in torch_api.TENSOR_VIEW_ATTRIBUTES:
                 return base.derived()
-        if key is not None and _is_device_like_name(key):
-            return Value(Kind.DEVICE, ANY_DEVICE)
+        if key is not None and _is_device_like_name(key) and _is_settings_holder(node.value):
+            return Value(Kind.DEVICE, ANY_DEVICE)  # ``self.device``, ``args.device``
+        if attr == "device":
+            return Value(Kind.DEVICE)  # the device of an unknown tensor: unknown
         return UNKNOWN
 
     def subscript(self, node: cst.Subscript) -> Value:
@@ -802,7 +829,7 @@ class Analyzer:
                     if part is not None:
                         self.expr(part)
         if base.kind is Kind.TENSOR:
-            return base
+            return replace(base, whole_batch=False)
         return UNKNOWN
 
     def binary_operation(self, node: cst.BinaryOperation) -> Value:
@@ -837,7 +864,10 @@ class Analyzer:
         where: Placement = None
         if known:
             where = frozenset().union(*known)
-        return Value(Kind.TENSOR, where, from_batch=all(v.from_batch for _, v in tensors))
+        # A result computed only from CPU factories still comes from those factories.
+        origins = tuple(o for _, v in tensors for o in v.origins) if where == CPU else ()
+        from_batch = all(v.from_batch for _, v in tensors)
+        return Value(Kind.TENSOR, where, from_batch=from_batch, origins=origins)
 
     def boolean_operation(self, node: cst.BooleanOperation) -> Value:
         left = self.expr(node.left)
@@ -1049,6 +1079,8 @@ class Analyzer:
             return Value(Kind.DEVICE, ANY_DEVICE)
         if callee in torch_api.DATA_LOADERS:
             return Value(Kind.LOADER)
+        if callee.rsplit(".", 1)[-1] in torch_api.LOADER_WRAPPERS and node.args:
+            return self.wrapped_loader(node)
         if callee == "torch.load":
             location = keywords.get("map_location")
             if location is not None and location.kind is Kind.DEVICE:
@@ -1057,7 +1089,9 @@ class Analyzer:
         if torch_api.is_module_class(callee):
             if callee in torch_api.WRAPPERS and args:
                 return Value(Kind.MODULE, args[0].where)
-            return Value(Kind.MODULE, CPU, stateless=torch_api.is_stateless_module(callee))
+            device = keywords.get("device")
+            where = device.where if device is not None and device.kind is Kind.DEVICE else CPU
+            return Value(Kind.MODULE, where, stateless=torch_api.is_stateless_module(callee))
         if callee in torch_api.PARAMETER_WRAPPERS and args:
             return Value(Kind.TENSOR)  # a parameter lives wherever its module is moved
         if torch_api.is_factory(callee):
@@ -1068,14 +1102,23 @@ class Analyzer:
                 return Value(Kind.TENSOR, device.where if device.kind is Kind.DEVICE else None)
             if callee.endswith("_like") and args:
                 return Value(Kind.TENSOR, args[0].where)
-            scalar = (
-                callee.endswith((".tensor", ".as_tensor", ".scalar_tensor"))
-                and len(node.args) >= 1
-                and isinstance(node.args[0].value, cst.Integer | cst.Float)
+            data = node.args[0].value if node.args else None
+            scalar = callee.endswith((".tensor", ".as_tensor", ".scalar_tensor")) and (
+                isinstance(data, cst.Integer | cst.Float)
+                or (isinstance(data, cst.Name) and data.value in ("True", "False"))
             )
-            return Value(Kind.TENSOR, CPU, scalar=scalar, origin=node)
+            return Value(Kind.TENSOR, CPU, scalar=scalar, origins=(node,))
         if callee.startswith("torch.") and not callee.startswith(torch_api.NON_TENSOR_NAMESPACES):
             return self.combine(node, list(self.tensor_operands(node)))
+        return UNKNOWN
+
+    def wrapped_loader(self, node: cst.Call) -> Value:
+        """``tqdm(loader)`` is still the loader when the loop iterates over it."""
+        first = node.args[0].value
+        name = dotted_name(first)
+        value = self.values.get(id(first), UNKNOWN)
+        if value.kind is Kind.LOADER or (name is not None and _is_loader_like_name(name)):
+            return Value(Kind.LOADER)
         return UNKNOWN
 
     def tensor_operands(self, node: cst.Call) -> Iterable[tuple[cst.BaseExpression, Value]]:
@@ -1101,6 +1144,9 @@ class Analyzer:
             if callee.qualname in self.module_classes:
                 return Value(Kind.MODULE, CPU, stateless=callee.qualname in self.stateless_classes)
             return UNKNOWN
+        leaf = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+        if leaf in torch_api.LOADER_WRAPPERS and node.args and callee.kind is not Kind.MODULE:
+            return self.wrapped_loader(node)  # a local ``tqdm`` stand-in, say
         if callee.kind is Kind.FUNCTION:
             name = callee.qualname or ""
             if name in self.guard_leaf_names or _GUARD_NAME.match(name):

@@ -41,6 +41,8 @@ DEVICE_NAMES = frozenset({"device", "dev", "devices", "target_device", "accelera
 
 # Wrappers around an iterable in a ``for`` statement: ``for x in tqdm(loader)``.
 ITERATION_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "trange", "progress_bar", "track"})
+# Of those, the ones whose items are the loader's own items (not ``(index, item)``).
+LOADER_WRAPPERS = ITERATION_WRAPPERS - {"enumerate"}
 
 TENSOR_FACTORIES = frozenset(
     {
@@ -56,7 +58,6 @@ TENSOR_FACTORIES = frozenset(
         "rand",
         "randint",
         "randperm",
-        "normal",
         "tensor",
         "as_tensor",
         "eye",
@@ -69,8 +70,6 @@ TENSOR_FACTORIES = frozenset(
         "randn_like",
         "randint_like",
         "scalar_tensor",
-        "bernoulli",
-        "multinomial",
     }
 )
 
@@ -208,7 +207,15 @@ WRAPPERS = frozenset(
         "torch.nn.parallel.DistributedDataParallel",
     }
 )
-PARAMETER_WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# Parameters and buffers move with the module that owns them.
+PARAMETER_WRAPPERS = frozenset(
+    {
+        "torch.nn.Parameter",
+        "torch.nn.parameter.Parameter",
+        "torch.nn.Buffer",
+        "torch.nn.parameter.Buffer",
+    }
+)
 
 # Methods that move a value: a bare ``model.to(device)`` moves a module in place.
 MOVE_METHODS = frozenset({"to", "cuda", "cpu"})

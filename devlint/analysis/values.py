@@ -71,15 +71,16 @@ class Value:
     constant: object = None  # CONSTANT: the literal value (True, 3, "cuda", ...)
     polarity: int = 0  # GUARD: +1 truthy implies CUDA available, -1 falsy implies it
     from_batch: bool = False  # a batch element straight out of a data loader, not yet moved
+    whole_batch: bool = False  # the loader's item itself (may be a dict-like batch object)
     stateless: bool = False  # MODULE without parameters (losses, activations)
     from_literal: bool = False  # DEVICE written as a bare string literal
     scalar: bool = False  # a 0-dim tensor from a number: mixes with any device
-    # TENSOR made by a factory call without ``device=`` (DEV013, DEV014): that call.
-    origin: cst.Call | None = field(default=None, compare=False)
+    # TENSOR computed from factory calls without ``device=`` (DEV013, DEV014): those calls.
+    origins: tuple[cst.Call, ...] = field(default=(), compare=False)
 
     def moved(self, where: Placement) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
-        kind = self.kind if self.kind in (Kind.MODULE, Kind.TENSOR) else Kind.TENSOR
+        kind = self.kind if self.kind in (Kind.MODULE, Kind.TENSOR) else Kind.UNKNOWN
         return Value(kind=kind, where=where, stateless=self.stateless)
 
     def derived(self) -> Value:
@@ -88,7 +89,9 @@ class Value:
             return (
                 self
                 if self.scalar
-                else Value(Kind.TENSOR, self.where, origin=self.origin, from_batch=self.from_batch)
+                else Value(
+                    Kind.TENSOR, self.where, origins=self.origins, from_batch=self.from_batch
+                )
             )
         return Value(Kind.TENSOR, self.where)
 
@@ -112,7 +115,7 @@ def join(a: Value, b: Value) -> Value:
         stateless=a.stateless and b.stateless,
         from_literal=a.from_literal and b.from_literal,
         scalar=a.scalar and b.scalar,
-        origin=a.origin if a.origin is b.origin else None,
+        origins=a.origins if a.origins is b.origins else (*a.origins, *b.origins),
     )
 
 

@@ -1,0 +1,55 @@
+from collections.abc import Iterator
+
+from devlint.analysis.facts import FileFacts
+from devlint.analysis.values import Kind
+from devlint.rule import Finding, Rule
+
+MOVES = frozenset({"to", "cuda", "cpu"})
+
+
+class DiscardedMove(Rule):
+    """
+    ## What it does
+    Checks for `x.to(...)`, `x.cuda()` or `x.cpu()` as a bare statement on a tensor, so
+    that the moved copy is thrown away.
+
+    ## Why is this bad?
+    For an `nn.Module`, `.to()` moves the parameters in place; for a tensor it returns a
+    new tensor and leaves `x` where it was. The next line uses the old, unmoved tensor
+    and fails with a device mismatch on the GPU.
+
+    ## Example
+    ```python
+    inputs = torch.randn(8, 3)
+    inputs.to(device)
+    ```
+
+    ## Use instead
+    ```python
+    inputs = torch.randn(8, 3)
+    inputs = inputs.to(device)
+    ```
+
+    ## Fix safety
+    Assigning the result back (`x = x.to(...)`) is unsafe only in that it changes which
+    object later code sees; it is what the author meant.
+
+    Modules and values of unknown kind (function parameters, batch objects whose `.to()`
+    moves in place, such as HuggingFace's `BatchEncoding`) are not reported.
+    """
+
+    code = "DEV008"
+    name = "discarded-move"
+    summary = "A tensor's `.to()` / `.cuda()` / `.cpu()` result is thrown away"
+    fix = "unsafe"
+    needs = ("to(", "cuda(", "cpu(")
+
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
+        for call in facts.calls:
+            receiver = call.receiver
+            if not call.discarded or call.method not in MOVES or receiver is None:
+                continue
+            if receiver.kind is Kind.TENSOR and not receiver.whole_batch:
+                yield Finding(
+                    call.node, f"`.{call.method}()` returns a new tensor; assign the result"
+                )

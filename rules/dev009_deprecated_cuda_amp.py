@@ -1,0 +1,57 @@
+from collections.abc import Iterator
+
+from devlint.analysis.facts import FileFacts
+from devlint.rule import Finding, Rule
+
+REPLACEMENTS = {
+    "torch.cuda.amp.autocast": 'torch.amp.autocast("cuda", ...)',
+    "torch.cuda.amp.autocast_mode.autocast": 'torch.amp.autocast("cuda", ...)',
+    "torch.cuda.amp.GradScaler": 'torch.amp.GradScaler("cuda", ...)',
+    "torch.cuda.amp.grad_scaler.GradScaler": 'torch.amp.GradScaler("cuda", ...)',
+}
+
+
+class DeprecatedCudaAmp(Rule):
+    """
+    ## What it does
+    Checks for `torch.cuda.amp.autocast(...)` and `torch.cuda.amp.GradScaler(...)`,
+    through any import form.
+
+    ## Why is this bad?
+    Both are deprecated since PyTorch 2.4 (`FutureWarning`) in favour of the
+    device-generic `torch.amp` API, and they hard-code CUDA: on a Mac or a CPU-only
+    machine they warn that CUDA is unavailable and silently disable mixed precision.
+
+    ## Example
+    ```python
+    scaler = torch.cuda.amp.GradScaler()
+    with torch.cuda.amp.autocast():
+        loss = model(x).sum()
+    ```
+
+    ## Use instead
+    ```python
+    scaler = torch.amp.GradScaler(device.type)
+    with torch.amp.autocast(device.type):
+        loss = model(x).sum()
+    ```
+
+    ## Fix safety
+    Rewriting to `torch.amp.autocast("cuda", ...)` / `torch.amp.GradScaler("cuda", ...)`
+    is safe: it is what the deprecated functions call.
+    """
+
+    code = "DEV009"
+    name = "deprecated-cuda-amp"
+    summary = "`torch.cuda.amp` autocast / GradScaler are deprecated and CUDA-only"
+    fix = "safe"
+    needs = ("amp",)
+
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
+        for call in facts.calls:
+            if call.callee in REPLACEMENTS:
+                old = call.callee.rsplit(".", 1)[-1]
+                yield Finding(
+                    call.node,
+                    f"`torch.cuda.amp.{old}` is deprecated; use `{REPLACEMENTS[call.callee]}`",
+                )

@@ -1,0 +1,59 @@
+from collections.abc import Iterator
+
+from devlint.analysis.facts import FileFacts
+from devlint.analysis.values import Kind
+from devlint.rule import Finding, Rule
+
+
+class UnregisteredTensorAttribute(Rule):
+    """
+    ## What it does
+    Checks for `self.x = torch.tensor(...)` (or another factory) in the `__init__` of an
+    `nn.Module`, neither an `nn.Parameter` nor a registered buffer, when `forward` uses
+    `self.x`.
+
+    ## Why is this bad?
+    `model.to(device)` moves parameters and buffers only. The plain attribute stays on
+    the CPU, and `forward` fails with a device mismatch on the GPU; it is also missing
+    from the `state_dict`.
+
+    ## Example
+    ```python
+    class Normalize(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mean = torch.tensor([0.485, 0.456, 0.406])
+    ```
+
+    ## Use instead
+    ```python
+    class Normalize(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]))
+    ```
+
+    ## Fix safety
+    Registering a buffer is unsafe: it adds the tensor to the `state_dict`, which changes
+    the checkpoints the model writes and expects.
+    """
+
+    code = "DEV014"
+    name = "unregistered-tensor-attribute"
+    summary = "A tensor attribute of an nn.Module that `model.to(device)` leaves behind"
+    fix = "unsafe"
+    needs = ("self.",)
+
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
+        for store in facts.attribute_stores:
+            if store.method != "__init__" or store.class_name not in facts.module_classes:
+                continue
+            value = store.value
+            if value.kind is not Kind.TENSOR or not value.origins:
+                continue
+            if (store.class_name, "forward", store.attribute) in facts.attribute_loads:
+                yield Finding(
+                    store.target,
+                    f"`self.{store.attribute}` is not a parameter or buffer; "
+                    "`model.to(device)` leaves it on the CPU",
+                )
