@@ -626,8 +626,9 @@ class Analyzer:
         if item.class_name is not None:
             owner_is_module = item.class_name in self.module_classes
             for key, value in self.class_attributes.get(item.class_name, {}).items():
-                if owner_is_module and value.kind is Kind.MODULE:
-                    # Submodules move with the module that owns them: their place is unknown.
+                if value.kind is Kind.MODULE and (owner_is_module or value.where == CPU):
+                    # Submodules move with the module that owns them (whose base class may be
+                    # one we cannot see): only an explicit move of the attribute is kept.
                     value = Value(Kind.MODULE, stateless=value.stateless)
                 env[key] = value
         self.env = env
@@ -1103,11 +1104,13 @@ class Analyzer:
             if callee.endswith("_like") and args:
                 return Value(Kind.TENSOR, args[0].where)
             data = node.args[0].value if node.args else None
-            scalar = callee.endswith((".tensor", ".as_tensor", ".scalar_tensor")) and (
-                isinstance(data, cst.Integer | cst.Float)
-                or (isinstance(data, cst.Name) and data.value in ("True", "False"))
+            from_data = callee.endswith((".tensor", ".as_tensor", ".scalar_tensor"))
+            is_number = isinstance(data, cst.Integer | cst.Float) or (
+                isinstance(data, cst.Name) and data.value in ("True", "False")
             )
-            return Value(Kind.TENSOR, CPU, scalar=scalar, origins=(node,))
+            if from_data and not (is_number or isinstance(data, cst.List | cst.Tuple)):
+                return Value(Kind.TENSOR)  # ``torch.tensor(t)`` keeps the device of a tensor t
+            return Value(Kind.TENSOR, CPU, scalar=from_data and is_number, origins=(node,))
         if callee.startswith("torch.") and not callee.startswith(torch_api.NON_TENSOR_NAMESPACES):
             return self.combine(node, list(self.tensor_operands(node)))
         return UNKNOWN

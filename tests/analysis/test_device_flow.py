@@ -33,7 +33,9 @@ def probes(source: str) -> list[tuple[int, str, str]]:
             where = "unknown" if value.where is None else ", ".join(sorted(value.where))
             expected = MARK.search(lines[row - 1])
             assert expected, f"line {row} has no '# where:' mark"
-            found.append((row, where, ", ".join(sorted(expected["where"].replace(" ", "").split(",")))))
+            found.append(
+                (row, where, ", ".join(sorted(expected["where"].replace(" ", "").split(","))))
+            )
     assert found, "no probes"
     return found
 
