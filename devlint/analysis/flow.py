@@ -47,6 +47,7 @@ from devlint.analysis.values import (
 )
 
 MAX_LOOP_PASSES = 3
+_CUDA_NAMED = re.compile(r"cuda|gpu", re.IGNORECASE)
 # Helpers such as ``is_torch_cuda_available()`` or ``has_cuda()`` are availability checks.
 _GUARD_NAME = re.compile(r"^(is_)?(torch_)?(cuda|gpu)(_is)?_available$|^has_(cuda|gpu)$")
 
@@ -579,7 +580,9 @@ class Analyzer:
     # ------------------------------------------------------------------ definitions
 
     def function_def(self, node: cst.FunctionDef, class_name: str | None) -> None:
-        guarded = self.guarded
+        # Methods of a class named for CUDA (``class CUDAAccelerator``) only run where CUDA
+        # is in use: whoever picks that class holds the guard.
+        guarded = self.guarded or bool(class_name and _CUDA_NAMED.search(class_name))
         for decorator in node.decorators:
             value = self.expr(decorator.decorator)
             if _is_cuda_guard(value, +1) or self._is_guard_callable(decorator.decorator):
