@@ -8,7 +8,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 
@@ -37,7 +37,7 @@ class UserError(Exception):
 class DefaultGroup(click.Group):
     """``devlint PATH`` means ``devlint check PATH``, as with ruff's old CLI."""
 
-    lazy_commands = {"verify": "devlint.verify.command"}  # imported only when run
+    lazy_commands: ClassVar[dict[str, str]] = {"verify": "devlint.verify.command"}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = set(self.commands) | set(self.lazy_commands) | {"--help", "-h", "--version"}
