@@ -1,0 +1,227 @@
+"""expect.toml parsing, checking an outcome against it, and the emulated derivation (no torch)."""
+
+from __future__ import annotations
+
+from devlint.verify.emulation import (
+    EMULATIONS,
+    META_DEVICE_MISMATCH,
+    emulated_expectation,
+    emulation_for,
+)
+from devlint.verify.expectations import (
+    OK,
+    Expectation,
+    FileExpectations,
+    Outcome,
+    RaisedException,
+    Skip,
+    mismatch,
+    parse_expect_toml,
+)
+
+NUMPY_CUDA = "can't convert cuda:0 device type tensor to numpy"
+MIXED_CUDA = "Expected all tensors to be on the same device"
+
+
+def raised(*names: str, message: str = "", lines: tuple[int, ...] = ()) -> Outcome:
+    return Outcome(1, RaisedException(names, tuple(f"builtins.{n}" for n in names), message, lines))
+
+
+def test_parse_the_readme_example() -> None:
+    parsed = parse_expect_toml(
+        """
+["bad_numpy_after_move.py"]
+cpu  = "ok"
+cuda = { raises = "TypeError", match = "can't convert cuda:0 device type tensor to numpy" }
+mps  = { raises = ["TypeError", "RuntimeError"], match = "mps:0" }
+reason = "because"
+
+["bad_pin_memory.py"]
+cpu = { warns = "pin_memory.*no accelerator is found" }
+mps = { skip = "not certain on MPS" }
+cuda-emulated = { raises = "TypeError", match = "meta", reason = "own reason" }
+isolated = true
+"""
+    )
+    assert parsed.problems == []
+    entry = parsed.entries["bad_numpy_after_move.py"]
+    assert entry.devices["cpu"] == Expectation(reason="because")
+    assert entry.devices["cuda"] == Expectation(("TypeError",), NUMPY_CUDA, reason="because")
+    assert entry.devices["mps"] == Expectation(
+        ("TypeError", "RuntimeError"), "mps:0", reason="because"
+    )
+    pin = parsed.entries["bad_pin_memory.py"]
+    assert pin.isolated
+    assert pin.devices["mps"] == Skip("not certain on MPS")
+    assert pin.devices["cuda-emulated"] == Expectation(("TypeError",), "meta", reason="own reason")
+    assert pin.devices["cpu"].describe() == 'warns "pin_memory.*no accelerator is found"'  # type: ignore[union-attr]
+
+
+def test_bad_entries_are_problems_and_the_rest_stays() -> None:
+    parsed = parse_expect_toml(
+        """
+["good.py"]
+cpu = "ok"
+
+["typo.py"]
+cpu = "ok"
+cdua = "ok"
+
+["match_alone.py"]
+cpu = { match = "x" }
+
+["bad_regex.py"]
+cpu = { raises = "RuntimeError", match = "(" }
+
+["empty_table.py"]
+cpu = { reason = "nothing declared" }
+
+["not_a_table.py"]
+cpu = 3
+""",
+        "FAKE/expect.toml",
+    )
+    assert list(parsed.entries) == ["good.py"]
+    problems = "\n".join(parsed.problems)
+    assert """FAKE/expect.toml ["typo.py"]: unknown key 'cdua'""" in problems
+    assert "match needs raises" in problems
+    assert "match is not a valid regular expression" in problems
+    assert "a table needs raises, warns or prints" in problems
+    assert 'expected "ok" or a table, got 3' in problems
+
+
+def test_invalid_toml_is_one_problem() -> None:
+    parsed = parse_expect_toml('["x.py"\ncpu = "ok"', "DEV009/expect.toml")
+    assert parsed.entries == {}
+    assert parsed.problems[0].startswith("DEV009/expect.toml: not valid TOML")
+
+
+def test_ok_means_exit_zero_without_exception() -> None:
+    assert mismatch(OK, Outcome(0)) is None
+    assert mismatch(OK, Outcome(3)) == "exit 3"
+    assert (
+        mismatch(OK, raised("TypeError", "Exception", message="bad\nmore"))
+        == "TypeError: bad (exit 1)"
+    )
+    assert mismatch(OK, Outcome(None, timed_out=True, duration=60)) == "a timeout after 60 s"
+    crash = Outcome(-6, crash="killed by signal 6, SIGABRT")
+    assert mismatch(OK, crash) == "a crash (killed by signal 6, SIGABRT)"
+
+
+def test_raises_matches_any_class_of_the_mro_and_the_message() -> None:
+    expected = Expectation(("LookupError",), r"missing \d")
+    assert (
+        mismatch(expected, raised("KeyError", "LookupError", "Exception", message="missing 1"))
+        is None
+    )
+    assert mismatch(expected, raised("KeyError", "LookupError", message="present")) == (
+        "KeyError: present (exit 1), whose message does not match"
+    )
+    assert (
+        mismatch(expected, raised("TypeError", message="missing 1"))
+        == "TypeError: missing 1 (exit 1)"
+    )
+    assert mismatch(expected, Outcome(0)) == "ok (exit 0)"
+    qualified = Expectation(("builtins.KeyError",))
+    assert mismatch(qualified, raised("KeyError", message="x")) is None
+
+
+def test_raises_at_a_flagged_line() -> None:
+    expected = Expectation(("TypeError",))
+    at_line_8 = raised("TypeError", message="x", lines=(3, 8))
+    assert mismatch(expected, at_line_8, flagged_lines=frozenset({8})) is None
+    assert mismatch(expected, at_line_8, flagged_lines=frozenset({5})) == (
+        "TypeError: x (exit 1) at line 8, not at a line marked `# expect:`"
+    )
+
+
+def test_warns_and_prints_need_a_clean_exit() -> None:
+    warns = Expectation(warns="pin_memory")
+    warned = Outcome(0, warnings=("UserWarning: 'pin_memory' is set",))
+    assert mismatch(warns, warned) is None
+    assert mismatch(warns, Outcome(0, stderr="Warning: pin_memory on stderr")) is None
+    assert mismatch(warns, Outcome(0, warnings=("UserWarning: other",))) == (
+        "ok (exit 0) without a matching warning (warnings: UserWarning: other)"
+    )
+    assert mismatch(warns, Outcome(1, warnings=warned.warnings)) == "exit 1"
+    prints = Expectation(prints="device: cpu")
+    assert mismatch(prints, Outcome(0, stdout="x\ndevice: cpu\n")) is None
+    assert mismatch(prints, Outcome(0, stdout="device: mps\n")) == (
+        "ok (exit 0) whose output does not match (stdout ends: 'device: mps')"
+    )
+
+
+def test_clean_runs_must_not_emit_the_rules_own_warning() -> None:
+    outcome = Outcome(0, warnings=("UserWarning: 'pin_memory' argument is set as true",))
+    got = mismatch(OK, outcome, forbidden_warnings=("pin_memory.*set as true",))
+    assert (
+        got
+        == "ok (exit 0), but it warned \"pin_memory' argument is set as true\" (the rule's own warning)"
+    )
+    assert mismatch(OK, Outcome(0), forbidden_warnings=("pin_memory",)) is None
+
+
+def entry(**devices: Expectation | Skip) -> FileExpectations:
+    return FileExpectations(
+        "bad_x.py", {key.replace("_", "-"): value for key, value in devices.items()}
+    )
+
+
+def test_emulation_derives_numpy_failures_with_meta_for_cuda() -> None:
+    derived, mechanism = emulated_expectation(
+        "DEV001", entry(cpu=OK, cuda=Expectation(("TypeError",), NUMPY_CUDA, reason="r"))
+    )
+    assert mechanism == "cuda-as-meta"
+    assert derived == Expectation(
+        ("TypeError",), "can't convert meta device type tensor to numpy", reason="r"
+    )
+
+
+def test_emulation_derives_device_mismatches_as_metas_device_check() -> None:
+    derived, _ = emulated_expectation(
+        "DEV002", entry(cuda=Expectation(("RuntimeError",), MIXED_CUDA))
+    )
+    assert derived == Expectation(("RuntimeError",), META_DEVICE_MISMATCH)
+
+
+def test_emulation_only_emulates_failures() -> None:
+    derived, mechanism = emulated_expectation("DEV001", entry(cuda=OK))
+    assert mechanism is None
+    assert isinstance(derived, Skip)
+    assert "meta tensors hold no data" in derived.reason
+    unknown, _ = emulated_expectation(
+        "DEV001", entry(cuda=Expectation(("RuntimeError",), "CUBLAS"))
+    )
+    assert isinstance(unknown, Skip) and "no meta counterpart" in unknown.reason
+    undeclared, _ = emulated_expectation("DEV001", entry(cpu=OK))
+    assert isinstance(undeclared, Skip) and "no cuda expectation" in undeclared.reason
+
+
+def test_rules_that_are_not_emulated_say_why() -> None:
+    derived, mechanism = emulated_expectation(
+        "DEV003", entry(cuda=Expectation(("RuntimeError",), MIXED_CUDA))
+    )
+    assert mechanism is None
+    assert isinstance(derived, Skip)
+    assert derived.reason == f"not emulated: {emulation_for('DEV003').limits}"
+    other, _ = emulated_expectation(
+        "XYZ999", entry(cuda=Expectation(("RuntimeError",), MIXED_CUDA))
+    )
+    assert isinstance(other, Skip) and "no emulation is declared for this rule" in other.reason
+
+
+def test_an_explicit_cuda_emulated_entry_wins() -> None:
+    own = Expectation(("RuntimeError",), "meta")
+    derived, mechanism = emulated_expectation("DEV003", entry(cuda=OK, cuda_emulated=own))
+    assert (derived, mechanism) == (own, "cuda-as-meta")
+    skip = Skip("matmul mixes silently")
+    derived, mechanism = emulated_expectation(
+        "DEV002", entry(cuda=Expectation(("RuntimeError",), MIXED_CUDA), cuda_emulated=skip)
+    )
+    assert (derived, mechanism) == (skip, None)
+
+
+def test_every_emulation_entry_explains_itself() -> None:
+    for code, emulation in EMULATIONS.items():
+        assert emulation.limits, code
+        assert emulation.mechanism in (None, "cuda-as-meta"), code
