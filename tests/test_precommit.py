@@ -26,29 +26,14 @@ def test_hook_fails_on_device_bug_and_passes_on_clean_code(tmp_path: Path) -> No
     run("git", "add", ".", cwd=repo)
 
     pytest.importorskip("pre_commit")
-    failing = run(
-        sys.executable,
-        "-m",
-        "pre_commit",
-        "try-repo",
-        str(ROOT),
-        "devlint",
-        "--files",
-        "bug.py",
-        cwd=repo,
-    )
+
+    def try_hook(name: str) -> subprocess.CompletedProcess[str]:
+        command = (sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "devlint")
+        return run(*command, "--files", name, cwd=repo)
+
+    failing = try_hook("bug.py")
     assert failing.returncode == 1, failing.stdout + failing.stderr
     assert "DEV003" in failing.stdout
 
-    passing = run(
-        sys.executable,
-        "-m",
-        "pre_commit",
-        "try-repo",
-        str(ROOT),
-        "devlint",
-        "--files",
-        "clean.py",
-        cwd=repo,
-    )
+    passing = try_hook("clean.py")
     assert passing.returncode == 0, passing.stdout + passing.stderr
