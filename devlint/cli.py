@@ -7,12 +7,14 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import click
 
 from devlint import __version__
+from devlint.cache import DEFAULT_DIRECTORY
 from devlint.config import (
     ConfigError,
     FileConfig,
@@ -79,6 +81,12 @@ def _codes_option(name: str, help_text: str) -> Any:
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--statistics", is_flag=True, help="Show counts per rule instead of each diagnostic.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics are found.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where to keep the result cache (default: .devlint_cache in the project root).",
+)
 @click.option(
     "-j",
     "--jobs",
@@ -106,6 +114,8 @@ def check(
     output_format: str,
     statistics: bool,
     exit_zero: bool,
+    no_cache: bool,
+    cache_dir: Path | None,
     jobs: int | None,
     config_file: Path | None,
     stdin_filename: str | None,
@@ -114,10 +124,12 @@ def check(
     verbose: bool,
 ) -> None:
     """Check PATHS (default: the current directory; `-` reads stdin)."""
+    request = CheckRequest(
+        paths, select, extend_select, ignore, jobs, config_file, stdin_filename, quiet,
+        use_cache=not no_cache, cache_dir=cache_dir,
+    )  # fmt: skip
     try:
-        found, files_checked = _run_check(
-            paths, select, extend_select, ignore, jobs, config_file, stdin_filename, quiet
-        )
+        found, files_checked = _run_check(request)
     except (UserError, ConfigError, DiscoveryError) as error:
         _fail(str(error))
     except Exception as error:  # a bug in devlint: one line, the traceback on request
@@ -139,24 +151,33 @@ def check(
     sys.exit(1 if found and not exit_zero else 0)
 
 
-def _run_check(
-    paths: tuple[Path, ...],
-    select: tuple[str, ...],
-    extend_select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    jobs: int | None,
-    config_file: Path | None,
-    stdin_filename: str | None,
-    quiet: bool,
-) -> tuple[list[Diagnostic], int]:
+@dataclass(frozen=True)
+class CheckRequest:
+    """What the command line asked ``check`` to do."""
+
+    paths: tuple[Path, ...]
+    select: tuple[str, ...]
+    extend_select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    jobs: int | None
+    config_file: Path | None
+    stdin_filename: str | None
+    quiet: bool
+    use_cache: bool
+    cache_dir: Path | None
+
+
+def _run_check(request: CheckRequest) -> tuple[list[Diagnostic], int]:
+    paths, stdin_filename = request.paths, request.stdin_filename
     reads_stdin = Path("-") in paths
     if reads_stdin and len(paths) > 1:
         raise UserError("`-` (stdin) cannot be combined with other paths")
     start = Path(stdin_filename).parent if reads_stdin and stdin_filename else Path.cwd()
     if not reads_stdin and paths:
         start = paths[0] if paths[0].is_dir() else paths[0].parent
-    config = load_config(config_file if config_file is not None else find_config(start.resolve()))
-    enabled = _enabled_codes(config, select, extend_select, ignore)
+    config_file = request.config_file or find_config(start.resolve())
+    config = load_config(config_file)
+    enabled = _enabled_codes(config, request.select, request.extend_select, request.ignore)
     for codes_ignored in config.per_file_ignores.values():
         check_codes(codes_ignored, list(all_rules()), "per-file-ignores")
     guards = config.guard_functions
@@ -171,6 +192,9 @@ def _run_check(
         exclude=config.exclude,
         extend_exclude=config.extend_exclude,
     )
+    cache_dir = None
+    if request.use_cache:
+        cache_dir = request.cache_dir or config.cache_dir or config.root / DEFAULT_DIRECTORY
     tasks = [
         FileTask(
             path,
@@ -178,11 +202,12 @@ def _run_check(
             CheckOptions(
                 codes_for_file(path, config.root, config.per_file_ignores, enabled), guards
             ),
+            cache_dir,
         )
         for path in files
     ]
-    show_progress = sys.stderr.isatty() and not quiet
-    return check_files(tasks, jobs or default_jobs(), show_progress), len(tasks)
+    show_progress = sys.stderr.isatty() and not request.quiet
+    return check_files(tasks, request.jobs or default_jobs(), show_progress), len(tasks)
 
 
 def _enabled_codes(

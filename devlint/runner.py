@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from devlint.cache import ResultCache
 from devlint.diagnostics import Diagnostic
 from devlint.engine import CheckOptions, check_path
 
@@ -28,6 +29,7 @@ class FileTask:
     path: Path
     display: str
     options: CheckOptions
+    cache_dir: Path | None = None  # None: --no-cache
 
 
 def default_jobs() -> int:
@@ -38,7 +40,24 @@ def default_jobs() -> int:
 
 
 def _check_chunk(tasks: Sequence[FileTask]) -> list[list[Diagnostic]]:
-    return [check_path(task.path, task.display, task.options) for task in tasks]
+    return [_check_cached(task) for task in tasks]
+
+
+def _check_cached(task: FileTask) -> list[Diagnostic]:
+    if task.cache_dir is None:
+        return check_path(task.path, task.display, task.options)
+    try:
+        data = task.path.read_bytes()
+    except OSError:  # reported as DEV900 by the engine, never cached
+        return check_path(task.path, task.display, task.options)
+    cache = ResultCache(task.cache_dir)
+    settings = repr((sorted(task.options.codes), task.options.guard_functions))
+    key = cache.key(data, task.display, settings)
+    found = cache.load(key)
+    if found is None:
+        found = check_path(task.path, task.display, task.options)
+        cache.store(key, found)
+    return found
 
 
 def check_files(tasks: Sequence[FileTask], jobs: int, show_progress: bool) -> list[Diagnostic]:
