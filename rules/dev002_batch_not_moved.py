@@ -77,5 +77,8 @@ class BatchNotMoved(Rule):
 
 
 def _source(node: cst.CSTNode) -> str:
+    """The batch element an operand uses: ``target`` for ``target.view_as(pred).long()``."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        node = node.func.value
     text = cst.Module(body=[]).code_for_node(node)
     return text if len(text) <= 40 else text[:37] + "..."
