@@ -6,10 +6,11 @@ import importlib
 import os
 import sys
 import traceback
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import click
 
@@ -27,9 +28,11 @@ from devlint.config import (
 from devlint.diagnostics import Diagnostic
 from devlint.discovery import DiscoveryError, discover
 from devlint.engine import CheckOptions, check_text
+from devlint.fixing import FixMode, fix_text, unified_diff
+from devlint.noqa import add_noqa as add_noqa_directives
 from devlint.report import FORMATS, ReportOptions, RuleInfo, render
 from devlint.rule import all_rules
-from devlint.runner import FileTask, check_files, default_jobs
+from devlint.runner import FileTask, default_jobs, run_files
 
 
 class UserError(Exception):
@@ -39,7 +42,10 @@ class UserError(Exception):
 class DefaultGroup(click.Group):
     """``devlint PATH`` means ``devlint check PATH``, as with ruff's old CLI."""
 
-    lazy_commands: ClassVar[dict[str, str]] = {"verify": "devlint.verify.command"}
+    lazy_commands: ClassVar[dict[str, str]] = {
+        "verify": "devlint.verify.command",
+        "server": "devlint.server",
+    }
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = set(self.commands) | set(self.lazy_commands) | {"--help", "-h", "--version"}
@@ -106,6 +112,18 @@ def _codes_option(name: str, help_text: str) -> Any:
     "--color/--no-color", default=None, help="Colour the output (default: when a terminal)."
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
+@click.option(
+    "--fix", is_flag=True, help="Apply the safe fixes (and unsafe ones with --unsafe-fixes)."
+)
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply (or count as fixable) unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied (or available).")
+@click.option(
+    "--exit-non-zero-on-fix", is_flag=True, help="Exit with 1 when a fix was applied, too."
+)
+@click.option(
+    "--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a diagnostic."
+)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -122,20 +140,38 @@ def check(
     quiet: bool,
     color: bool | None,
     verbose: bool,
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    show_fixes: bool,
+    exit_non_zero_on_fix: bool,
+    add_noqa: bool,
 ) -> None:
     """Check PATHS (default: the current directory; `-` reads stdin)."""
+    fix_mode = FixMode(unsafe=unsafe_fixes, write=not diff) if fix or diff else None
     request = CheckRequest(
         paths, select, extend_select, ignore, jobs, config_file, stdin_filename, quiet,
-        use_cache=not no_cache, cache_dir=cache_dir,
+        use_cache=not no_cache, cache_dir=cache_dir, fix=fix_mode,
     )  # fmt: skip
     try:
-        found, files_checked = _run_check(request)
+        if add_noqa and Path("-") in paths:
+            raise UserError("--add-noqa cannot change stdin; give file paths")
+        if add_noqa and fix_mode:
+            raise UserError("--add-noqa cannot be combined with --fix or --diff")
+        outcome = _run_check(request)
     except (UserError, ConfigError, DiscoveryError) as error:
         _fail(str(error))
     except Exception as error:  # a bug in devlint: one line, the traceback on request
         if verbose:
             traceback.print_exc()
         _fail(f"internal error: {type(error).__name__}: {error} (run with --verbose for details)")
+    found, fixed = outcome.diagnostics, sum(outcome.applied.values())
+    if add_noqa:
+        _add_noqa(found, exit_zero)
+    for problem in outcome.problems:
+        click.echo(f"error: {problem}", err=True)
+    if diff:
+        _print_diff(outcome, exit_zero, quiet)
     use_color = (
         color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     )
@@ -143,12 +179,29 @@ def check(
         rules=_rule_infos(),
         color=use_color,
         statistics=statistics,
+        show_fixes=show_fixes,
         quiet=quiet,
-        files_checked=files_checked,
+        unsafe_fixes=unsafe_fixes,
+        files_checked=outcome.files_checked,
         cwd=Path.cwd(),
+        fixed=outcome.applied_per_file if fix_mode else None,
     )
-    render(output_format, found, sys.stdout, options)
-    sys.exit(1 if found and not exit_zero else 0)
+    out = sys.stderr if outcome.fixed_stdin is not None else sys.stdout
+    if outcome.fixed_stdin is not None:
+        sys.stdout.write(outcome.fixed_stdin)
+    render(output_format, found, out, options)
+    failed = bool(found) or bool(outcome.problems) or (exit_non_zero_on_fix and fixed > 0)
+    sys.exit(1 if failed and not exit_zero else 0)
+
+
+def _print_diff(outcome: CheckOutcome, exit_zero: bool, quiet: bool) -> NoReturn:
+    """``--diff``: the diff on stdout, a summary on stderr; exit 1 when there is something to fix."""
+    sys.stdout.write("".join(outcome.diffs))
+    count = sum(outcome.applied.values())
+    if not quiet:
+        noun = "error" if count == 1 else "errors"
+        click.echo(f"Would fix {count} {noun}." if count else "No errors would be fixed.", err=True)
+    sys.exit(1 if (count or outcome.problems) and not exit_zero else 0)
 
 
 @dataclass(frozen=True)
@@ -165,9 +218,26 @@ class CheckRequest:
     quiet: bool
     use_cache: bool
     cache_dir: Path | None
+    fix: FixMode | None = None
 
 
-def _run_check(request: CheckRequest) -> tuple[list[Diagnostic], int]:
+@dataclass
+class CheckOutcome:
+    """What ``check`` found (and, with --fix/--diff, fixed) across all files."""
+
+    diagnostics: list[Diagnostic]
+    files_checked: int
+    applied_per_file: dict[str, Counter[str]] = field(default_factory=dict)
+    diffs: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # files that could not be written
+    fixed_stdin: str | None = None  # --fix on stdin: the fixed source, for stdout
+
+    @property
+    def applied(self) -> Counter[str]:
+        return sum(self.applied_per_file.values(), Counter())
+
+
+def _run_check(request: CheckRequest) -> CheckOutcome:
     paths, stdin_filename = request.paths, request.stdin_filename
     reads_stdin = Path("-") in paths
     if reads_stdin and len(paths) > 1:
@@ -185,7 +255,16 @@ def _run_check(request: CheckRequest) -> tuple[list[Diagnostic], int]:
         display = stdin_filename or "-"
         codes = codes_for_file(Path(display), config.root, config.per_file_ignores, enabled)
         text = sys.stdin.read()
-        return check_text(text, display, CheckOptions(codes, guards)), 1
+        options = CheckOptions(codes, guards, config.accelerator_api)
+        if request.fix is None:
+            return CheckOutcome(check_text(text, display, options), 1)
+        result = fix_text(text, display, options, request.fix.unsafe)
+        outcome = CheckOutcome(result.diagnostics, 1, {display: result.applied})
+        if request.fix.write:
+            outcome.fixed_stdin = result.text
+        else:
+            outcome.diffs.append(unified_diff(text, result.text, display))
+        return outcome
     files = discover(
         list(paths) or [Path(".")],
         root=config.root,
@@ -200,14 +279,32 @@ def _run_check(request: CheckRequest) -> tuple[list[Diagnostic], int]:
             path,
             str(path),
             CheckOptions(
-                codes_for_file(path, config.root, config.per_file_ignores, enabled), guards
+                codes_for_file(path, config.root, config.per_file_ignores, enabled),
+                guards,
+                config.accelerator_api,
             ),
             cache_dir,
+            request.fix,
         )
         for path in files
     ]
     show_progress = sys.stderr.isatty() and not request.quiet
-    return check_files(tasks, request.jobs or default_jobs(), show_progress), len(tasks)
+    outcome = CheckOutcome([], len(tasks))
+    for task, done in zip(
+        tasks, run_files(tasks, request.jobs or default_jobs(), show_progress), strict=True
+    ):
+        if isinstance(done, list):
+            outcome.diagnostics.extend(done)
+            continue
+        outcome.diagnostics.extend(done.diagnostics)
+        if done.applied:
+            outcome.applied_per_file[task.display] = done.applied
+        if done.diff:
+            outcome.diffs.append(done.diff)
+        if done.error:
+            outcome.problems.append(done.error)
+    outcome.diagnostics.sort(key=Diagnostic.sort_key)
+    return outcome
 
 
 def _enabled_codes(
@@ -238,6 +335,15 @@ def _rule_infos() -> dict[str, RuleInfo]:
         code: RuleInfo(code, rule.name, rule.summary, rule.fix is not None, rule.default)
         for code, rule in all_rules().items()
     }
+
+
+def _add_noqa(found: list[Diagnostic], exit_zero: bool) -> NoReturn:
+    result = add_noqa_directives(found)
+    for problem in result.problems:
+        click.echo(problem, err=True)
+    noun = "directive" if result.added == 1 else "directives"
+    click.echo(f"Added {result.added} noqa {noun}.", err=True)
+    sys.exit(1 if result.not_added and not exit_zero else 0)
 
 
 def _fail(message: str) -> None:

@@ -16,6 +16,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from devlint.analysis.flow import analyze
 from devlint.diagnostics import Diagnostic, Location
+from devlint.edits import FixContext
+from devlint.noqa import suppress
 from devlint.rule import Finding, Rule, all_rules
 from devlint.source import UnreadableSource, read_notebook, read_source
 
@@ -24,14 +26,6 @@ MAX_BRACKET_DEPTH = 100
 DEEP_RECURSION_LIMIT = 30_000
 BIG_STACK_BYTES = 512 * 1024 * 1024
 
-_NOQA = re.compile(
-    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
-)
-_FILE_NOQA = re.compile(
-    r"^\s*#\s*devlint:\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 _LIBCST_POSITION = re.compile(r"error at (\d+):(\d+)")
 
 
@@ -41,6 +35,7 @@ class CheckOptions:
 
     codes: frozenset[str]
     guard_functions: tuple[str, ...] = ()
+    accelerator_api: str = "auto"  # the device selection fixes write (SPEC §5)
 
 
 def check_path(path: Path, display: str, options: CheckOptions) -> list[Diagnostic]:
@@ -86,14 +81,14 @@ def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnosti
             row, column = error.lineno or 1, max(error.offset or 1, 1)
             return _engine_diagnostic(SYNTAX_ERROR, message, display, row, column, options)
         except (RecursionError, MemoryError, ValueError) as error:
-            return _internal_error(error, display, options)
+            return _internal_error(error, text, display, options)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         message, row, column = _syntax_error(text, error)
         return _engine_diagnostic(SYNTAX_ERROR, message, display, row, column, options)
     except (RecursionError, MemoryError, ValueError) as error:
-        return _internal_error(error, display, options)
+        return _internal_error(error, text, display, options)
     outcome: list[list[Diagnostic] | BaseException] = []
 
     def run() -> None:
@@ -110,8 +105,8 @@ def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnosti
     _on_big_stack(run)
     result = outcome[0] if outcome else RuntimeError("analysis thread failed")
     if isinstance(result, BaseException):
-        return _internal_error(result, display, options)
-    return _suppress(result, text)
+        return _internal_error(result, text, display, options)
+    return suppress(result, text, display, options.codes)
 
 
 def _on_big_stack(function: Callable[[], None]) -> None:
@@ -148,12 +143,19 @@ def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[
     if not found:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    diagnostics = []
-    seen: set[tuple[str, int]] = set()
+    unique: dict[tuple[str, int], tuple[Rule, Finding]] = {}
     for rule, finding in found:
-        if (rule.code, id(finding.node)) in seen:
-            continue
-        seen.add((rule.code, id(finding.node)))
+        unique.setdefault((rule.code, id(finding.node)), (rule, finding))
+    fixable = [
+        (key, finding.fix, rule.fix)
+        for key, (rule, finding) in unique.items()
+        if finding.fix is not None and rule.fix is not None
+    ]
+    context = FixContext(module, positions, facts, options.accelerator_api)
+    built = context.build_all([(plan, applicability) for _, plan, applicability in fixable])
+    fix_of = {key: fix for (key, _, _), fix in zip(fixable, built, strict=True)}
+    diagnostics = []
+    for key, (rule, finding) in unique.items():
         span = positions[finding.node]
         diagnostics.append(
             Diagnostic(
@@ -163,37 +165,11 @@ def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[
                 path=display,
                 start=Location(span.start.line, span.start.column + 1),
                 end=Location(span.end.line, span.end.column + 1),
+                fix=fix_of.get(key),
                 noqa_row=span.start.line,
             )
         )
     return sorted(diagnostics, key=Diagnostic.sort_key)
-
-
-def _suppress(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
-    """Drop diagnostics silenced by ``# noqa[: codes]`` or ``# devlint: noqa[: codes]``."""
-    if not diagnostics or "noqa" not in text.lower():
-        return diagnostics
-    file_codes: set[str] | None = None
-    for match in _FILE_NOQA.finditer(text):
-        if match.group("codes") is None:
-            return []
-        file_codes = (file_codes or set()) | _codes(match.group("codes"))
-    lines = text.splitlines()
-    kept = []
-    for diagnostic in diagnostics:
-        if file_codes and diagnostic.code in file_codes:
-            continue
-        row = diagnostic.noqa_row or diagnostic.start.row
-        line = lines[row - 1] if 0 < row <= len(lines) else ""
-        noqa = _NOQA.search(line)
-        if noqa and (noqa.group("codes") is None or diagnostic.code in _codes(noqa.group("codes"))):
-            continue
-        kept.append(diagnostic)
-    return kept
-
-
-def _codes(text: str) -> set[str]:
-    return {code.upper() for code in _CODE.findall(text)}
 
 
 def _syntax_error(text: str, error: cst.ParserSyntaxError) -> tuple[str, int, int]:
@@ -212,13 +188,17 @@ def _syntax_error(text: str, error: cst.ParserSyntaxError) -> tuple[str, int, in
     return f"syntax error: {error.message}", error.raw_line, error.raw_column + 1
 
 
-def _internal_error(error: BaseException, display: str, options: CheckOptions) -> list[Diagnostic]:
+def _internal_error(
+    error: BaseException, text: str, display: str, options: CheckOptions
+) -> list[Diagnostic]:
     if isinstance(error, RecursionError):
         what = "the code is nested too deeply for devlint (recursion limit)"
     else:
         what = f"{type(error).__name__}: {error}"
     message = f"devlint failed on this file: {what}; please report this as a bug"
-    return _engine_diagnostic(INTERNAL_ERROR, message, display, 1, 1, options)
+    found = _engine_diagnostic(INTERNAL_ERROR, message, display, 1, 1, options)
+    # `# devlint: noqa` is the documented way to skip such a file until the bug is fixed.
+    return suppress(found, text, display, options.codes, judge_unused=False)
 
 
 def _engine_diagnostic(

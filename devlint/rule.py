@@ -8,7 +8,7 @@ import pkgutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import libcst as cst
 
@@ -17,11 +17,66 @@ from devlint.diagnostics import Applicability
 
 
 @dataclass(frozen=True, slots=True)
+class Replace:
+    """Replace the source of ``node`` with ``text`` (``where="before"``/``"after"``: insert).
+
+    ``text`` is a template; the engine fills in what a rule cannot know by itself:
+
+    - ``{device}``: the device variable in scope (``self.device`` in a method of a class
+      that has one); when there is none, one device selection is added after the imports;
+    - ``{device_or_cpu}``: the device variable in scope, else ``"cpu"``;
+    - ``{selection}``: the device-selection expression (``accelerator-api``);
+    - ``{torch}``: the name ``torch`` is imported as (``import torch`` is added if needed);
+    - ``{nl}``, ``{indent}``, ``{tab}``: the file's newline, the indentation of the line
+      where ``node`` starts, and one level of the file's indentation.
+
+    Literal braces are written ``{{`` and ``}}`` (see ``literal_text``).
+    """
+
+    node: cst.CSTNode
+    text: str
+    where: Literal["replace", "before", "after"] = "replace"
+
+
+@dataclass(frozen=True, slots=True)
+class FixPlan:
+    """How to repair one finding: a message and the edits that make the fix."""
+
+    message: str
+    edits: tuple[Replace, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
-    """What a rule reports: the node to point at and the message to show."""
+    """What a rule reports: the node to point at, the message to show, the fix if any."""
 
     node: cst.CSTNode
     message: str
+    fix: FixPlan | None = None
+
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def source_of(node: cst.CSTNode) -> str:
+    """The source a ``Replace`` of ``node`` replaces: its code without its own parentheses."""
+    if getattr(node, "lpar", ()):
+        node = node.with_changes(lpar=(), rpar=())
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer)
+
+
+def as_receiver(node: cst.BaseExpression) -> str:
+    """The source of ``node`` ready to have ``.method()`` appended (parenthesised if needed)."""
+    text = source_of(node)
+    return text if isinstance(node, _ATOMS) else f"({text})"
+
+
+def literal_text(text: str) -> str:
+    """``text`` with braces escaped, for use inside a ``Replace`` text."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 class Rule:

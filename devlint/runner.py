@@ -14,9 +14,11 @@ from devlint.cache import ResultCache
 from devlint.diagnostics import Diagnostic
 from devlint.engine import CheckOptions, check_path
 
-if TYPE_CHECKING:  # rich is imported only when a progress bar is shown
+if TYPE_CHECKING:  # rich and fixing are imported only when used
     from rich.console import Console
     from rich.progress import Progress
+
+    from devlint.fixing import FileFix, FixMode
 
 # Below this many files per worker, starting processes costs more than it saves.
 MIN_FILES_PER_JOB = 8
@@ -30,6 +32,7 @@ class FileTask:
     display: str
     options: CheckOptions
     cache_dir: Path | None = None  # None: --no-cache
+    fix: FixMode | None = None  # --fix / --diff: fix the file (never cached)
 
 
 def default_jobs() -> int:
@@ -39,8 +42,14 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _check_chunk(tasks: Sequence[FileTask]) -> list[list[Diagnostic]]:
-    return [_check_cached(task) for task in tasks]
+def _check_chunk(tasks: Sequence[FileTask]) -> list[FileFix | list[Diagnostic]]:
+    return [_fix(task, task.fix) if task.fix else _check_cached(task) for task in tasks]
+
+
+def _fix(task: FileTask, mode: FixMode) -> FileFix:
+    from devlint.fixing import fix_path  # only when fixing
+
+    return fix_path(task.path, task.display, task.options, mode)
 
 
 def _check_cached(task: FileTask) -> list[Diagnostic]:
@@ -51,7 +60,8 @@ def _check_cached(task: FileTask) -> list[Diagnostic]:
     except OSError:  # reported as DEV900 by the engine, never cached
         return check_path(task.path, task.display, task.options)
     cache = ResultCache(task.cache_dir)
-    settings = repr((sorted(task.options.codes), task.options.guard_functions))
+    options = task.options
+    settings = repr((sorted(options.codes), options.guard_functions, options.accelerator_api))
     key = cache.key(data, task.display, settings)
     found = cache.load(key)
     if found is None:
@@ -62,23 +72,31 @@ def _check_cached(task: FileTask) -> list[Diagnostic]:
 
 def check_files(tasks: Sequence[FileTask], jobs: int, show_progress: bool) -> list[Diagnostic]:
     """Check every file; the result is sorted by path, line and column."""
-    chunks = [tasks[i : i + CHUNK_SIZE] for i in range(0, len(tasks), CHUNK_SIZE)]
     results: list[Diagnostic] = []
+    for outcome in run_files(tasks, jobs, show_progress):
+        results.extend(outcome if isinstance(outcome, list) else outcome.diagnostics)
+    return sorted(results, key=Diagnostic.sort_key)
+
+
+def run_files(
+    tasks: Sequence[FileTask], jobs: int, show_progress: bool
+) -> list[FileFix | list[Diagnostic]]:
+    """Check (or fix) every file, in parallel; one outcome per task, in order."""
+    chunks = [tasks[i : i + CHUNK_SIZE] for i in range(0, len(tasks), CHUNK_SIZE)]
+    results: list[FileFix | list[Diagnostic]] = []
     with _progress(len(tasks), show_progress and len(tasks) >= PROGRESS_THRESHOLD) as advance:
         if jobs <= 1 or len(tasks) < MIN_FILES_PER_JOB * 2:
             for chunk in chunks:
-                for found in _check_chunk(chunk):
-                    results.extend(found)
+                results.extend(_check_chunk(chunk))
                 advance(len(chunk))
         else:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
                 for chunk, found_per_file in zip(
                     chunks, pool.map(_check_chunk, chunks), strict=True
                 ):
-                    for found in found_per_file:
-                        results.extend(found)
+                    results.extend(found_per_file)
                     advance(len(chunk))
-    return sorted(results, key=Diagnostic.sort_key)
+    return results
 
 
 class _progress:

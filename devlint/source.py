@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,3 +101,25 @@ def read_notebook(path: Path) -> NotebookText | None:
                 line = line[: len(line) - len(stripped)] + "pass"
             lines.append(line)
     return NotebookText("\n".join(lines) + "\n", tuple(cells))
+
+
+class ChangedOnDisk(Exception):
+    """The file changed between reading and writing it; it was left alone."""
+
+
+def write_atomically(path: Path, data: bytes, expected: bytes) -> None:
+    """Replace ``path`` with ``data`` (same permissions) unless it no longer holds ``expected``."""
+    if path.read_bytes() != expected:
+        raise ChangedOnDisk(f"{path} changed while devlint was fixing it; not written")
+    mode = path.stat().st_mode & 0o7777
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, mode)
+        if path.read_bytes() != expected:
+            raise ChangedOnDisk(f"{path} changed while devlint was fixing it; not written")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,8 +1,10 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import describe_accelerator, may_be_accelerator
-from devlint.rule import Finding, Rule
+from devlint.rule import Finding, FixPlan, Replace, Rule, as_receiver, literal_text
 
 NUMPY_CONVERSIONS = frozenset({"numpy.array", "numpy.asarray", "numpy.asanyarray"})
 
@@ -50,12 +52,16 @@ class NumpyOnAccelerator(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:
+            func = call.node.func
             if call.method == "numpy" and call.receiver is not None and not call.node.args:
                 where = call.receiver.where
                 what = "`.numpy()`"
+                tensor = func.value if isinstance(func, cst.Attribute) else None
             elif call.callee in NUMPY_CONVERSIONS and call.args:
                 where = call.args[0].where
                 what = f"`np.{call.callee.rsplit('.', 1)[-1]}()`"
+                first = call.node.args[0]
+                tensor = first.value if first.keyword is None and not first.star else None
             else:
                 continue
             if may_be_accelerator(where):
@@ -63,4 +69,13 @@ class NumpyOnAccelerator(Rule):
                 yield Finding(
                     call.node,
                     f"{what} on a tensor that may be on {device}; call `.cpu()` first",
+                    _fix(tensor),
                 )
+
+
+def _fix(tensor: cst.BaseExpression | None) -> FixPlan | None:
+    """``x.numpy()`` -> ``x.cpu().numpy()``; ``np.array(x)`` -> ``np.array(x.cpu())``."""
+    if tensor is None:
+        return None
+    text = literal_text(as_receiver(tensor)) + ".cpu()"
+    return FixPlan("Insert `.cpu()`", (Replace(tensor, text),))

@@ -2,9 +2,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from devlint.analysis.facts import FileFacts
-from devlint.analysis.values import describe_accelerator, is_cpu, may_be_accelerator
-from devlint.rule import Finding, Rule
+from devlint.analysis.facts import FileFacts, LoaderLoop
+from devlint.analysis.values import Kind, describe_accelerator, is_cpu, may_be_accelerator
+from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 
 class BatchNotMoved(Rule):
@@ -56,7 +56,7 @@ class BatchNotMoved(Rule):
             ]
             if not on_device:
                 continue
-            stale = []
+            stale: list[str] = []
             for operand in mix.operands:
                 if operand.node is None or not operand.value.from_batch:
                     continue
@@ -73,7 +73,60 @@ class BatchNotMoved(Rule):
                     mix.node,
                     f"{names} from the data loader is still on the CPU but is used with "
                     f"values on {device}; move it with `.to(device)`",
+                    _fix(loop.node, stale, _loop_device(facts, loop)),
                 )
+
+
+def _loop_device(facts: FileFacts, loop: LoaderLoop) -> str | None:
+    """The device expression the loop already moves things with: ``x.to(<this>)``."""
+    for call in facts.calls:
+        if call.site.loop is loop and call.method == "to" and call.node.args:
+            first = call.node.args[0]
+            plain = isinstance(first.value, cst.Name | cst.Attribute) and first.keyword is None
+            if plain and not first.star and call.args[0].kind is Kind.DEVICE:
+                return source_of(first.value)
+    return None
+
+
+def _fix(loop: cst.For, names: list[str], device: str | None) -> FixPlan | None:
+    """Move the elements right where the batch is unpacked, with the loop's own device."""
+    body = loop.body
+    if device is None or not isinstance(body, cst.IndentedBlock) or not body.body:
+        return None
+    if not all(name.isidentifier() for name in names):
+        return None  # ``batch["labels"]``: an element that is not a plain name
+    moves = [f"{name} = {name}.to({literal_text(device)})" for name in names]
+    if all(name in _target_names(loop.target) for name in names):
+        text = "".join(f"{move}{{nl}}{{indent}}" for move in moves)
+        return FixPlan(
+            "Move it where the batch is unpacked", (Replace(body.body[0], text, "before"),)
+        )
+    for statement in body.body:
+        if isinstance(statement, cst.SimpleStatementLine) and all(
+            name in _assigned(statement) for name in names
+        ):
+            text = "".join(f"{{nl}}{{indent}}{move}" for move in moves)
+            return FixPlan(
+                "Move it where the batch is unpacked", (Replace(statement, text, "after"),)
+            )
+    return None
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, cst.Tuple | cst.List):
+        return set().union(*(_target_names(element.value) for element in target.elements))
+    return set()
+
+
+def _assigned(statement: cst.SimpleStatementLine) -> set[str]:
+    names: set[str] = set()
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                names |= _target_names(target.target)
+    return names
 
 
 def _source(node: cst.CSTNode) -> str:

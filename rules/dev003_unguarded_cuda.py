@@ -4,9 +4,10 @@ import libcst as cst
 
 from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.values import CUDA, Kind, Value
-from devlint.rule import Finding, Rule
+from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 PLACEMENT_KEYWORDS = ("device", "map_location")
+FIXABLE = frozenset({"cuda", "cuda:0"})
 # Methods that forward to ``Module.cuda``/``Tensor.cuda``: their callers decide.
 FORWARDING_FUNCTIONS = frozenset({"cuda", "to", "_apply"})
 TORCH_CUDA_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
@@ -60,22 +61,61 @@ class UnguardedCuda(Rule):
         for call in facts.calls:
             if call.site.guarded or _forwards(call):
                 continue
+            node = call.node
             if call.method == "cuda" and call.receiver is not None:
                 if call.receiver.kind not in NOT_TENSORS and _is_torch_cuda_signature(call):
-                    yield Finding(call.node, "`.cuda()` without a CUDA availability check")
+                    yield Finding(node, "`.cuda()` without a CUDA availability check", _to(node))
             elif call.method == "to" and call.args and _cuda_literal(call.args[0]):
-                yield Finding(call.node, '`.to("cuda")` without a CUDA availability check')
+                yield Finding(
+                    node,
+                    '`.to("cuda")` without a CUDA availability check',
+                    _replace_literal(node.args[0].value, "{device}"),
+                )
             elif (
                 call.callee == "torch.device"
                 and not call.reference_only
                 and call.args
                 and _cuda_literal(call.args[0])
             ):
-                yield Finding(call.node, '`torch.device("cuda")` without a CUDA availability check')
-            for arg in call.node.args:
+                yield Finding(
+                    node,
+                    '`torch.device("cuda")` without a CUDA availability check',
+                    _replace_literal(node.args[0].value, "{selection}", node),
+                )
+            for arg in node.args:
                 keyword = arg.keyword.value if arg.keyword is not None else None
                 if keyword in PLACEMENT_KEYWORDS and _cuda_literal(call.keywords[keyword]):
-                    yield Finding(arg, f'`{keyword}="cuda"` without a CUDA availability check')
+                    yield Finding(
+                        arg,
+                        f'`{keyword}="cuda"` without a CUDA availability check',
+                        _replace_literal(arg.value, "{device}"),
+                    )
+
+
+def _to(call: cst.Call) -> FixPlan | None:
+    """``x.cuda(non_blocking=True)`` -> ``x.to(device, non_blocking=True)``; not ``.cuda(1)``."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or any(
+        arg.keyword is None or arg.keyword.value == "device" for arg in call.args
+    ):
+        return None
+    arguments = ["{device}"] + [
+        literal_text(source_of(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+        for arg in call.args
+    ]
+    text = f"{literal_text(source_of(func.value))}.to({', '.join(arguments)})"
+    return FixPlan("Use `.to(device)`", (Replace(call, text),))
+
+
+def _replace_literal(
+    literal: cst.BaseExpression, text: str, node: cst.CSTNode | None = None
+) -> FixPlan | None:
+    """Replace ``"cuda"`` (or ``node``, the call around it) with the device in scope."""
+    if not isinstance(literal, cst.SimpleString) or literal.evaluated_value not in FIXABLE:
+        return None  # "cuda:1" names one GPU of several: the user decides
+    if text == "{selection}":
+        return FixPlan("Select the device that is available", (Replace(node or literal, text),))
+    return FixPlan("Use the selected device", (Replace(literal, text),))
 
 
 def _cuda_literal(value: Value) -> bool:

@@ -4,9 +4,13 @@ import libcst as cst
 
 from devlint.analysis.facts import Conditional, FileFacts
 from devlint.analysis.values import CPU, CUDA, Kind, Placement
-from devlint.rule import Finding, Rule
+from devlint.codemod import is_cuda_move, join_lines, mps_variant, statement_lines, to_device
+from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
+MOVE_MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
+FOLD = "Move with `.to(device)` on the selected device"
+THREE_WAY = "Try MPS before falling back to the CPU"
 
 
 class CudaWithoutMpsFallback(Rule):
@@ -60,11 +64,90 @@ class CudaWithoutMpsFallback(Rule):
                 continue
             if conditional.enclosing_backends - {"cuda"}:
                 continue
+            node = conditional.node
+            if test.polarity > 0 and _only_moves_to_cuda(node):
+                yield Finding(node, MOVE_MESSAGE, _fold(node))
+                continue
             when_true, when_false = _branches(conditional, facts)
             if test.polarity < 0:
                 when_true, when_false = when_false, when_true
             if when_true == CUDA and when_false == CPU:
-                yield Finding(conditional.node, MESSAGE)
+                fix = _add_mps(conditional) if test.polarity > 0 else None
+                yield Finding(node, MESSAGE, fix)
+
+
+def _only_moves_to_cuda(node: cst.If | cst.IfExp) -> bool:
+    """``if cuda_ok: x = x.cuda()`` (moves only, no else) or ``x.cuda() if cuda_ok else x``."""
+    if isinstance(node, cst.IfExp):
+        body = node.body
+        return (
+            is_cuda_move(body)
+            and isinstance(body, cst.Call)
+            and isinstance(body.func, cst.Attribute)
+            and source_of(body.func.value) == source_of(node.orelse)
+        )
+    if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    return bool(node.body.body) and all(_is_move(statement) for statement in node.body.body)
+
+
+def _is_move(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Expr | cst.Assign):
+            value = small.value
+        else:
+            return False
+        values = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        if not all(map(is_cuda_move, values)):
+            return False
+    return True
+
+
+def _fold(node: cst.If | cst.IfExp) -> FixPlan | None:
+    """Drop the availability test and move with ``.to(device)`` unconditionally."""
+    if isinstance(node, cst.IfExp):
+        return FixPlan(FOLD, (Replace(node, to_device(node.body)[0]),))
+    if not isinstance(node.body, cst.IndentedBlock) or isinstance(node.test, cst.Attribute):
+        return None  # ``if args.cuda:`` may also hold the user's choice: keep it theirs
+    lines = statement_lines(node.body.body, rewrite=True)
+    if lines is None:
+        return None
+    comment = node.body.header.comment
+    if comment is not None:  # the comment on the ``if`` line goes with the first move
+        if "#" in lines[0]:
+            lines.insert(0, literal_text(comment.value))
+        else:
+            lines[0] += "  " + literal_text(comment.value)
+    return FixPlan(FOLD, (Replace(node, join_lines(lines)),))
+
+
+def _add_mps(conditional: Conditional) -> FixPlan | None:
+    """Insert the MPS choice between the CUDA choice and the CPU fallback."""
+    node = conditional.node
+    mps_test = "{torch}.backends.mps.is_available()"
+    if isinstance(node, cst.IfExp):
+        mps = mps_variant(node.orelse)
+        if mps is None:
+            return None
+        return FixPlan(THREE_WAY, (Replace(node.orelse, f"{mps} if {mps_test} else ", "before"),))
+    if isinstance(node.orelse, cst.Else) and isinstance(node.orelse.body, cst.IndentedBlock):
+        fallback: Sequence[cst.BaseStatement] = node.orelse.body.body
+        anchor: cst.CSTNode = node.orelse
+        keyword = "elif"
+    elif conditional.next_statement is not None:
+        fallback, anchor, keyword = [conditional.next_statement], conditional.next_statement, "if"
+    else:
+        return None
+    lines = statement_lines(fallback, rewrite=False)
+    block = cst.IndentedBlock(body=fallback)
+    variant = mps_variant(block) if lines is not None else None
+    if variant is None:
+        return None
+    body = [line.strip() for line in variant.splitlines() if line.strip()]
+    text = f"{keyword} {mps_test}:" + "".join("{nl}{indent}{tab}" + line for line in body)
+    return FixPlan(THREE_WAY, (Replace(anchor, text + "{nl}{indent}", "before"),))
 
 
 def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Placement]:

@@ -1,9 +1,11 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.torch_api import DATA_LOADERS
 from devlint.analysis.values import Kind
-from devlint.rule import Finding, Rule
+from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 NOT_TENSORS = (Kind.IMPORTED, Kind.CLASS, Kind.FUNCTION, Kind.CONSTANT, Kind.MODULE, Kind.LOADER)
 
@@ -52,7 +54,12 @@ class PinMemoryWithoutCuda(Rule):
                     for arg in call.node.args:
                         if arg.keyword is not None and arg.keyword.value == "pin_memory":
                             yield Finding(
-                                arg, "`pin_memory=True` also runs where there is no CUDA device"
+                                arg,
+                                "`pin_memory=True` also runs where there is no CUDA device",
+                                FixPlan(
+                                    "Pin memory only when CUDA is available",
+                                    (Replace(arg.value, "{torch}.cuda.is_available()"),),
+                                ),
                             )
             elif (
                 call.method == "pin_memory"
@@ -60,4 +67,18 @@ class PinMemoryWithoutCuda(Rule):
                 and call.receiver.kind not in NOT_TENSORS
                 and not call.node.args
             ):
-                yield Finding(call.node, "`.pin_memory()` also runs where there is no CUDA device")
+                yield Finding(
+                    call.node,
+                    "`.pin_memory()` also runs where there is no CUDA device",
+                    _fix_method(call.node),
+                )
+
+
+def _fix_method(call: cst.Call) -> FixPlan | None:
+    """``x.pin_memory()`` -> ``(x.pin_memory() if torch.cuda.is_available() else x)``."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name | cst.Attribute):
+        return None  # the receiver would be evaluated twice
+    receiver = literal_text(source_of(func.value))
+    text = f"({literal_text(source_of(call))} if {{torch}}.cuda.is_available() else {receiver})"
+    return FixPlan("Pin memory only when CUDA is available", (Replace(call, text),))

@@ -1,7 +1,9 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from devlint.analysis.facts import FileFacts
-from devlint.rule import Finding, Rule
+from devlint.rule import Finding, FixPlan, Replace, Rule
 
 
 class LoadWithoutMapLocation(Rule):
@@ -46,4 +48,12 @@ class LoadWithoutMapLocation(Rule):
                 continue
             if any(arg.star == "**" for arg in call.node.args) or len(call.args) >= 2:
                 continue  # map_location may come through **kwargs or positionally
-            yield Finding(call.node, "`torch.load()` without `map_location`")
+            yield Finding(call.node, "`torch.load()` without `map_location`", _fix(call.node))
+
+
+def _fix(call: cst.Call) -> FixPlan | None:
+    """Add ``map_location=device`` (the device in scope, else ``"cpu"``) after the arguments."""
+    if not call.args or call.args[-1].value.lpar:
+        return None
+    text = ", map_location={device_or_cpu}"
+    return FixPlan("Add `map_location`", (Replace(call.args[-1].value, text, where="after"),))

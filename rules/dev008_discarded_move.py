@@ -1,8 +1,10 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
-from devlint.rule import Finding, Rule
+from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MOVES = frozenset({"to", "cuda", "cpu"})
 
@@ -51,5 +53,16 @@ class DiscardedMove(Rule):
                 continue
             if receiver.kind is Kind.TENSOR and not receiver.whole_batch:
                 yield Finding(
-                    call.node, f"`.{call.method}()` returns a new tensor; assign the result"
+                    call.node,
+                    f"`.{call.method}()` returns a new tensor; assign the result",
+                    _fix(call.node),
                 )
+
+
+def _fix(call: cst.Call) -> FixPlan | None:
+    """``x.to(device)`` -> ``x = x.to(device)``, when ``x`` is a name or an attribute."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name | cst.Attribute):
+        return None
+    target = literal_text(source_of(func.value))
+    return FixPlan(f"Assign the result to `{target}`", (Replace(call, f"{target} = ", "before"),))

@@ -1,7 +1,9 @@
 from collections.abc import Iterator
 
-from devlint.analysis.facts import FileFacts
-from devlint.rule import Finding, Rule
+import libcst as cst
+
+from devlint.analysis.facts import CallRecord, FileFacts
+from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 REPLACEMENTS = {
     "torch.cuda.amp.autocast": 'torch.amp.autocast("cuda", ...)',
@@ -51,7 +53,24 @@ class DeprecatedCudaAmp(Rule):
         for call in facts.calls:
             if call.callee in REPLACEMENTS:
                 old = call.callee.rsplit(".", 1)[-1]
+                new = REPLACEMENTS[call.callee]
                 yield Finding(
                     call.node,
-                    f"`torch.cuda.amp.{old}` is deprecated; use `{REPLACEMENTS[call.callee]}`",
+                    f"`torch.cuda.amp.{old}` is deprecated; use `{new}`",
+                    _fix(call, new.split("(", 1)[0]),
                 )
+
+
+def _fix(call: CallRecord, function: str) -> FixPlan | None:
+    """``torch.cuda.amp.X(args)`` -> ``torch.amp.X("cuda", args)``."""
+    if any(
+        arg.keyword is not None and arg.keyword.value == "device_type" for arg in call.node.args
+    ):
+        return None
+    args = [
+        literal_text(source_of(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+        for arg in call.node.args
+    ]
+    arguments = ", ".join(['"cuda"', *args])
+    text = function.replace("torch.", "{torch}.", 1) + f"({arguments})"
+    return FixPlan(f'Use `{function}("cuda", ...)`', (Replace(call.node, text),))

@@ -1,8 +1,10 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import is_cpu
-from devlint.rule import Finding, Rule
+from devlint.rule import Finding, FixPlan, Replace, Rule
 
 
 class FactoryWithoutDevice(Rule):
@@ -61,5 +63,21 @@ class FactoryWithoutDevice(Rule):
                 if inputs and id(factory) not in reported:
                     reported.add(id(factory))
                     yield Finding(
-                        factory, "Tensor created without `device=` is combined with the inputs"
+                        factory,
+                        "Tensor created without `device=` is combined with the inputs",
+                        _fix(factory, site.function, [op.node for op in inputs]),
                     )
+
+
+def _fix(
+    factory: cst.Call, forward: cst.FunctionDef, inputs: list[cst.BaseExpression | None]
+) -> FixPlan | None:
+    """Add ``device=x.device`` for ``x``, a parameter of ``forward`` the result meets."""
+    parameters = {param.name.value for param in forward.params.params[1:]}
+    names = [node.value for node in inputs if isinstance(node, cst.Name)]
+    name = next((name for name in names if name in parameters), None)
+    args = factory.args
+    if name is None or not args or args[-1].star or args[-1].value.lpar:
+        return None
+    text = f", device={name}.device"
+    return FixPlan(f"Add `device={name}.device`", (Replace(args[-1].value, text, "after"),))

@@ -1,8 +1,10 @@
 from collections.abc import Iterator
 
-from devlint.analysis.facts import FileFacts
+import libcst as cst
+
+from devlint.analysis.facts import AttributeStore, FileFacts
 from devlint.analysis.values import Kind
-from devlint.rule import Finding, Rule
+from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 
 class UnregisteredTensorAttribute(Rule):
@@ -56,4 +58,31 @@ class UnregisteredTensorAttribute(Rule):
                     store.target,
                     f"`self.{store.attribute}` is not a parameter or buffer; "
                     "`model.to(device)` leaves it on the CPU",
+                    _fix(store, _init_of(store, facts)),
                 )
+
+
+def _init_of(store: AttributeStore, facts: FileFacts) -> cst.FunctionDef | None:
+    """The ``__init__`` that made the value: the function its factory call ran in."""
+    origins = {id(origin) for origin in store.value.origins}
+    for call in facts.calls:
+        if id(call.node) in origins and call.site.class_name == store.class_name:
+            return call.site.function
+    return None
+
+
+def _fix(store: AttributeStore, init: cst.FunctionDef | None) -> FixPlan | None:
+    """``self.x = torch.ones(3)`` -> ``self.register_buffer("x", torch.ones(3))``."""
+    if init is None:
+        return None
+    for statement in init.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            targets = small.targets if isinstance(small, cst.Assign) else ()
+            if len(targets) == 1 and targets[0].target is store.target:
+                assert isinstance(small, cst.Assign)
+                value = literal_text(source_of(small.value))
+                text = f'self.register_buffer("{store.attribute}", {value})'
+                return FixPlan("Register it as a buffer", (Replace(small, text),))
+    return None

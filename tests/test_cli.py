@@ -39,8 +39,8 @@ def test_path_without_subcommand_reports_and_exits_1(project: Path) -> None:
     result = devlint("src/", cwd=project)
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines() == [
-        "src/bug.py:2:9: DEV003 `.cuda()` without a CUDA availability check",
-        "Found 1 error.",
+        "src/bug.py:2:9: DEV003 [*] `.cuda()` without a CUDA availability check",
+        "Found 1 error (1 fixable with --fix).",
     ]
 
 
@@ -53,7 +53,7 @@ def test_exit_zero_and_quiet(project: Path) -> None:
     result = devlint("src", "--exit-zero", "-q", cwd=project)
     assert result.returncode == 0
     assert result.stdout.splitlines() == [
-        "src/bug.py:2:9: DEV003 `.cuda()` without a CUDA availability check"
+        "src/bug.py:2:9: DEV003 [*] `.cuda()` without a CUDA availability check"
     ]
 
 
@@ -155,4 +155,4 @@ def test_many_files_in_parallel_match_serial(project: Path) -> None:
 
 def test_statistics(project: Path) -> None:
     result = devlint("src", "--statistics", cwd=project)
-    assert result.stdout.splitlines()[0].split() == ["1", "DEV003", "unguarded-cuda"]
+    assert result.stdout.splitlines()[0].split() == ["1", "DEV003", "[*]", "unguarded-cuda"]

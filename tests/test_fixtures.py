@@ -1,13 +1,15 @@
-"""Every fixture's diagnostics equal its ``# expect:`` comments, code and line."""
+"""Every fixture's diagnostics equal its ``# expect:`` comments; every fix equals its golden file."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 
 from devlint.engine import CheckOptions, check_text
+from devlint.fixing import fix_source
 from devlint.rule import all_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -59,3 +61,43 @@ def test_bad_fixtures_report_their_own_rule() -> None:
         if path.name.startswith("bad_"):
             codes = {code for _, code in expected(path.read_text(encoding="utf-8"))}
             assert path.parent.name in codes, f"{path.name} never expects {path.parent.name}"
+
+
+def golden_pairs() -> list[Path]:
+    """Bad fixtures of rules that offer a fix: each has a golden ``bad_*.fixed.py``."""
+    rules = all_rules()
+    return [
+        path
+        for path in fixture_files()
+        if path.name.startswith("bad_") and rules[path.parent.name].fix is not None
+    ]
+
+
+def golden_of(path: Path) -> Path:
+    return path.with_name(path.name.removesuffix(".py") + ".fixed.py")
+
+
+@pytest.mark.parametrize("path", golden_pairs(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fix_output_equals_golden_file(path: Path) -> None:
+    golden = golden_of(path)
+    assert golden.is_file(), f"missing golden file {golden.name}"
+    fixed = fix_source(path.read_text(encoding="utf-8"), path)
+    assert fixed == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", golden_pairs(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_golden_file_is_fixed_for_good(path: Path) -> None:
+    """A second --fix changes nothing, and what is left of the rule has no fix to offer."""
+    golden = golden_of(path)
+    text = golden.read_text(encoding="utf-8")
+    ast.parse(text)
+    assert fix_source(text, golden) == text
+    codes = DEFAULT_CODES | {path.parent.name}
+    left = [d for d in check_text(text, str(golden), CheckOptions(codes)) if d.fix is not None]
+    assert not left, [f"{d.start.row}: {d.code} {d.message}" for d in left]
+
+
+def test_every_golden_file_has_its_bad_fixture() -> None:
+    for golden in FIXTURES.glob("DEV*/*.fixed.py"):
+        original = golden.with_name(golden.name.removesuffix(".fixed.py") + ".py")
+        assert original.is_file(), f"{golden.name} has no {original.name}"

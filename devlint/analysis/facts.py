@@ -90,6 +90,7 @@ class FileFacts:
     attribute_stores: list[AttributeStore] = field(default_factory=list)
     attribute_loads: set[tuple[str, str, str]] = field(default_factory=set)  # class, method, attr
     module_classes: set[str] = field(default_factory=set)  # classes deriving from nn.Module
+    module_names: dict[str, Value] = field(default_factory=dict)  # module scope at its end
 
     def value_of(self, node: cst.CSTNode) -> Value:
         """The value the analysis computed for an expression (unknown if never evaluated)."""

@@ -180,6 +180,7 @@ class Analyzer:
             attribute_stores=self.attribute_stores,
             attribute_loads=self.attribute_loads,
             module_classes=self.module_classes,
+            module_names=self.module_env,
         )
 
     # ------------------------------------------------------------------ environment

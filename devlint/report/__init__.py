@@ -44,6 +44,7 @@ class ReportOptions:
     unsafe_fixes: bool = False  # text: unsafe fixes count as fixable (``--unsafe-fixes``)
     files_checked: int = 0
     cwd: Path | None = None
+    fixed: Mapping[str, Mapping[str, int]] | None = None  # --fix: file -> code -> fixes applied
 
 
 def render(

@@ -31,7 +31,10 @@ def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOption
     if not options.quiet:
         lines.extend(summary_lines(diagnostics, options))
         if options.show_fixes:
-            lines.extend(fix_lines(diagnostics, options))
+            if options.fixed is not None:
+                lines.extend(applied_lines(options))
+            else:
+                lines.extend(fix_lines(diagnostics, options))
     for line in lines:
         out.write(line + "\n")
 
@@ -76,12 +79,15 @@ def _plural(count: int, noun: str) -> str:
 
 def summary_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
     style = _styler(options)
-    if not diagnostics:
+    fixed = sum(sum(codes.values()) for codes in (options.fixed or {}).values())
+    if not diagnostics and not fixed:
         return [style("All checks passed!", fg="green", bold=True)]
     fixable = sum(1 for d in diagnostics if applies(d, options))
     hidden_count = sum(1 for d in diagnostics if hidden(d, options))
-    found = f"Found {_plural(len(diagnostics), 'error')}"
-    if fixable:
+    found = f"Found {_plural(len(diagnostics) + fixed, 'error')}"
+    if fixed:
+        found += f" ({fixed} fixed, {len(diagnostics)} remaining)"
+    elif fixable:
         found += f" ({fixable} fixable with --fix)"
     lines = [found + "."]
     if hidden_count:
@@ -109,6 +115,22 @@ def fix_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list
             assert d.fix is not None
             where = f"{display_path(d.path, options.cwd)}:{position(d)}"
             lines.append(f"  - {where}: {style(d.code, fg='red', bold=True)} {d.fix.message}")
+    return lines
+
+
+def applied_lines(options: ReportOptions) -> list[str]:
+    """``--fix --show-fixes``: the fixes applied, per file and rule."""
+    fixed = {path: codes for path, codes in (options.fixed or {}).items() if codes}
+    if not fixed:
+        return ["", "No errors fixed."]
+    total = sum(sum(codes.values()) for codes in fixed.values())
+    lines = ["", f"Fixed {_plural(total, 'error')}:"]
+    for path in sorted(fixed):
+        lines.append(f"- {display_path(path, options.cwd)}:")
+        for code, count in sorted(fixed[path].items()):
+            info = options.rules.get(code)
+            name = f" ({info.name})" if info is not None else ""
+            lines.append(f"    {count} x {code}{name}")
     return lines
 
 

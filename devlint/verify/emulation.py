@@ -146,6 +146,8 @@ EMULATIONS: dict[str, Emulation] = {
         _MIXING + "; embedding lookups with CPU indices into meta weights pass silently",
         at_flagged_line=False,
     ),
+    # unused-noqa: a comment finding; the programs run the same with or without it.
+    "DEV015": Emulation(None, "a comment finding: nothing runs differently on any device"),
 }
 
 NOT_DECLARED = Emulation(

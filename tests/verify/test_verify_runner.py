@@ -302,7 +302,8 @@ def test_a_fixture_set_that_behaves_as_declared(
     data = json.loads(out)
     assert code == 0, out
     assert err == ""
-    assert data["matrix"]["FAKE001"]["cpu"]["text"] == "pass 7"  # 6 programs + 1 fixed
+    # 6 programs + 1 fixed; devlint has no fix for FAKE001, so its 3 live fixes are not run
+    assert data["matrix"]["FAKE001"]["cpu"]["text"] == "pass 7 (3 not run)"
     assert data["matrix"]["FAKE001"]["cuda"]["status"] == "not present"
     assert data["matrix"]["FAKE001"]["mps"]["status"] == "not present"
     cpu = runs_by_name(data, "cpu")
@@ -314,7 +315,9 @@ def test_a_fixture_set_that_behaves_as_declared(
         "LookupError",
     ]
     assert all(run["duration_s"] >= 0 for run in data["runs"])
-    assert data["live_fix"] == "not available"
+    assert data["live_fix"] == "available"
+    unchanged = {s["file"] for s in data["not_run"] if s["kind"] == "live-fix"}
+    assert "bad_key_error.py [live fix]" in unchanged
     # The emulated column: DEV001's failure is derived with meta for cuda:0 ...
     emulated = runs_by_name(data, "cuda (emulated)")
     assert list(emulated) == ["DEV001/bad_numpy.py"]
@@ -346,8 +349,8 @@ def test_cuda_and_mps_paths_with_detection_faked_present(
         "cuda": "cvd=<unset> mps_check=<lambda>",  # MPS hidden
         "mps": "cvd= mps_check=is_available",  # CUDA hidden
     }
-    assert data["matrix"]["FAKE001"]["mps"]["text"] == "pass 5 (2 not run)"
-    skipped = [s for s in data["not_run"] if s["column"] == "mps"]
+    assert data["matrix"]["FAKE001"]["mps"]["text"] == "pass 5 (5 not run)"  # 3 live fixes
+    skipped = [s for s in data["not_run"] if s["column"] == "mps" and s["kind"] != "live-fix"]
     assert [(s["file"], s["reason"]) for s in skipped] == [
         ("bad_key_error.py", "not interesting on mps"),
         ("bad_warns.py", "no expectation for mps"),

@@ -1,0 +1,254 @@
+"""Applying fixes: to a fixpoint on text, then to files and notebooks, never losing a byte.
+
+``fix_text`` applies the compatible fixes of one round (overlapping ones wait for the
+next), re-checks, and repeats until nothing is left to fix; a round whose result does not
+parse is dropped. Files are written with ``source.write_atomically``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import libcst as cst
+
+from devlint.diagnostics import Diagnostic, Fix, Location
+from devlint.engine import CheckOptions, check_path, check_text
+from devlint.rule import all_rules
+from devlint.source import ChangedOnDisk, UnreadableSource, decode, write_atomically
+
+MAX_ROUNDS = 10
+
+
+def _offsets(text: str) -> list[int]:
+    """Offset of the start of each 1-based row (index 0 unused); one extra past the end."""
+    starts = [0, 0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _offset(starts: list[int], location: Location) -> int:
+    row = min(location.row, len(starts) - 1)
+    return starts[row] + location.column - 1
+
+
+def apply_fixes(text: str, fixes: Sequence[Fix]) -> tuple[str, list[int]]:
+    """Apply the fixes that do not overlap an earlier one; return the text and their indices.
+
+    Identical edits (two fixes adding the same device selection) are applied once.
+    """
+    starts = _offsets(text)
+    taken: dict[tuple[int, int], str] = {}
+    applied: list[int] = []
+    for index, fix in enumerate(fixes):
+        spans = [(_offset(starts, e.start), _offset(starts, e.end), e.content) for e in fix.edits]
+        if all(_compatible(start, end, content, taken) for start, end, content in spans):
+            for start, end, content in spans:
+                taken[(start, end)] = content
+            applied.append(index)
+    for (start, end), content in sorted(taken.items(), reverse=True):
+        text = text[:start] + content + text[end:]
+    return text, applied
+
+
+def _compatible(start: int, end: int, content: str, taken: dict[tuple[int, int], str]) -> bool:
+    for (other_start, other_end), other in taken.items():
+        if (other_start, other_end) == (start, end):
+            if other != content:
+                return False
+        elif start < other_end and other_start < end:
+            return False
+        elif start == end == other_start or other_start == other_end == start:
+            return False  # two insertions at one point, or one at the edge of a replacement
+    return True
+
+
+@dataclass(slots=True)
+class FixResult:
+    """The outcome of fixing one text."""
+
+    text: str
+    applied: Counter[str] = field(default_factory=Counter)  # fixes applied, per rule
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # what is left
+
+
+def fixes_enabled(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    fix = diagnostic.fix
+    return fix is not None and (fix.applicability == "safe" or unsafe)
+
+
+def fix_text(text: str, display: str, options: CheckOptions, unsafe: bool = False) -> FixResult:
+    """Apply fixes to ``text`` until none is left (or ``MAX_ROUNDS``)."""
+    result = FixResult(text)
+
+    def check(source: str) -> list[Diagnostic]:
+        return check_text(source, display, options)
+
+    diagnostics = check(text)
+    for _ in range(MAX_ROUNDS):
+        fixable = [d for d in diagnostics if fixes_enabled(d, unsafe)]
+        if not fixable:
+            break
+        fixed, applied = apply_fixes(result.text, [d.fix for d in fixable if d.fix])
+        if not applied or fixed == result.text or not _parses(fixed):
+            break
+        result.text = fixed
+        result.applied.update(fixable[index].code for index in applied)
+        diagnostics = check(fixed)
+    if result.applied:
+        cleaned = drop_unused_imports(text, result.text)
+        if cleaned != result.text:
+            result.text = cleaned
+            diagnostics = check(cleaned)
+    result.diagnostics = diagnostics
+    return result
+
+
+def drop_unused_imports(before: str, after: str) -> str:
+    """Remove the module-level imports that ``before`` used and the fixes made unused."""
+    unused = _imported_names(after) & (_used_names(before) - _used_names(after))
+    if not unused:
+        return after
+    module = cst.parse_module(after)
+    cleaned = module.visit(_ImportRemover(unused)).code
+    return cleaned if _parses(cleaned) else after
+
+
+def _imported_names(text: str) -> set[str]:
+    names = set()
+    for statement in ast.parse(text).body:
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            for alias in statement.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+    return names - {"*"}
+
+
+def _used_names(text: str) -> set[str]:
+    return {node.id for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Name)}
+
+
+class _ImportRemover(cst.CSTTransformer):
+    """Drops the given names from module-level import statements (and empty statements)."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return not isinstance(node, cst.BaseCompoundStatement)  # module level only
+
+    def leave_Import(
+        self, original: cst.Import, updated: cst.Import
+    ) -> cst.Import | cst.RemovalSentinel:
+        return self._without(updated)
+
+    def leave_ImportFrom(
+        self, original: cst.ImportFrom, updated: cst.ImportFrom
+    ) -> cst.ImportFrom | cst.RemovalSentinel:
+        if isinstance(updated.names, cst.ImportStar) or updated.module is None:
+            return updated
+        if isinstance(updated.module, cst.Name) and updated.module.value == "__future__":
+            return updated
+        return self._without(updated)
+
+    def _without(self, node: _Import) -> _Import | cst.RemovalSentinel:
+        assert not isinstance(node.names, cst.ImportStar)
+        kept = [alias for alias in node.names if _binding(alias) not in self.names]
+        if len(kept) == len(node.names):
+            return node
+        if not kept:
+            return cst.RemoveFromParent()
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return node.with_changes(names=kept)
+
+
+_Import = TypeVar("_Import", cst.Import, cst.ImportFrom)
+
+
+def _binding(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return _EMPTY.code_for_node(alias.name).split(".")[0]
+
+
+_EMPTY = cst.Module(body=[])
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class FixMode:
+    """What ``--fix`` / ``--diff`` asked for."""
+
+    unsafe: bool = False  # --unsafe-fixes
+    write: bool = True  # False for --diff
+
+
+@dataclass(slots=True)
+class FileFix:
+    """The outcome of fixing one file: what is left, what was fixed, the diff, problems."""
+
+    diagnostics: list[Diagnostic]
+    applied: Counter[str] = field(default_factory=Counter)
+    diff: str = ""
+    error: str | None = None
+
+
+def fix_path(path: Path, display: str, options: CheckOptions, mode: FixMode) -> FileFix:
+    """Fix one file on disk (or only compute its diff); unreadable files are left alone."""
+    if path.suffix == ".ipynb":
+        from devlint.notebook_fixing import fix_notebook  # only when a notebook is fixed
+
+        return fix_notebook(path, display, options, mode)
+    try:
+        data = path.read_bytes()
+        source = decode(data)
+    except (OSError, UnreadableSource):
+        return FileFix(check_path(path, display, options))
+    result = fix_text(source.text, display, options, mode.unsafe)
+    if result.text == source.text:
+        return FileFix(result.diagnostics)
+    outcome = FileFix(result.diagnostics, result.applied)
+    outcome.diff = unified_diff(source.text, result.text, display)
+    if mode.write:
+        try:
+            write_atomically(path, result.text.encode(source.encoding), data)
+        except (OSError, ChangedOnDisk, UnicodeEncodeError) as error:
+            return FileFix(check_text(source.text, display, options), error=str(error))
+    return outcome
+
+
+def unified_diff(before: str, after: str, display: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=display if display.startswith("/") else f"a/{display}",
+        tofile=display if display.startswith("/") else f"b/{display}",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def fix_source(source: str, path: Path) -> str:
+    """What ``devlint --fix --unsafe-fixes`` writes for a rule fixture (``fixtures/DEVnnn/``).
+
+    The default rules plus the fixture's own rule run: golden ``bad_*.fixed.py`` files and
+    ``devlint verify``'s live fixes are made this way.
+    """
+    rules = all_rules()
+    codes = {code for code, rule in rules.items() if rule.default}
+    if path.parent.name in rules:
+        codes.add(path.parent.name)
+    return fix_text(source, path.name, CheckOptions(frozenset(codes)), unsafe=True).text

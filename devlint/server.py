@@ -1,0 +1,414 @@
+"""``devlint server``: a Language Server that shows devlint's diagnostics in editors.
+
+It speaks LSP over stdin/stdout (pygls), checks every open ``.py`` document with the
+settings of its nearest ``pyproject.toml`` / ``devlint.toml`` (as ``devlint check``
+would) on open, change and save, and offers each diagnostic's fix, a ``# noqa`` quick
+fix and a ``source.fixAll.devlint`` action. The CLI imports this module only when the
+command runs, so ``check`` never imports pygls.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from devlint import __version__
+from devlint.config import (
+    ConfigError,
+    FileConfig,
+    check_codes,
+    codes_for_file,
+    find_config,
+    load_config,
+    resolve_codes,
+)
+from devlint.diagnostics import Diagnostic, Location
+from devlint.engine import CheckOptions, check_text
+from devlint.fixing import fix_text
+from devlint.noqa import ENGINE_CODES, UNUSED_NOQA, Directive, _rows_continued, line_directives
+from devlint.rule import all_rules
+
+try:
+    from lsprotocol import types
+    from pygls.lsp.server import LanguageServer
+    from pygls.uris import to_fs_path, uri_scheme
+except ImportError:  # the `lsp` extra is not installed: the command says so
+    PYGLS_AVAILABLE = False
+else:
+    PYGLS_AVAILABLE = True
+
+PYGLS_MISSING = "error: devlint server needs pygls: pip install 'devlint[lsp]'"
+SOURCE = "devlint"
+FIX_ALL_KIND = "source.fixAll.devlint"
+QUICK_FIX_KIND = "quickfix"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+logger = logging.getLogger(__name__)
+
+
+@click.command("server")
+def server() -> None:
+    """Run the language server on stdin/stdout (for editors; needs the `lsp` extra)."""
+    if not PYGLS_AVAILABLE:
+        click.echo(PYGLS_MISSING, err=True)
+        sys.exit(2)
+    create_server().start_io()
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def split_lines(text: str) -> list[str]:
+    """The document's lines as LSP counts them (``\\n``, ``\\r\\n`` and ``\\r`` end a line)."""
+    return _LINE_BREAK.split(text)
+
+
+def code_units(text: str, encoding: str = "utf-16") -> int:
+    """How many code units of the negotiated position ``encoding`` ``text`` takes."""
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == "utf-32":
+        return len(text)
+    # UTF-16: a character beyond the Basic Multilingual Plane takes a surrogate pair.
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def to_position(
+    lines: Sequence[str], location: Location, encoding: str = "utf-16"
+) -> types.Position:
+    """devlint's 1-based row / character column as an LSP 0-based line / code-unit offset."""
+    line = location.row - 1
+    if line >= len(lines):
+        return types.Position(line=len(lines) - 1, character=code_units(lines[-1], encoding))
+    line = max(line, 0)
+    return types.Position(
+        line=line, character=code_units(lines[line][: max(location.column - 1, 0)], encoding)
+    )
+
+
+def to_range(
+    lines: Sequence[str], start: Location, end: Location, encoding: str = "utf-16"
+) -> types.Range:
+    return types.Range(
+        start=to_position(lines, start, encoding), end=to_position(lines, end, encoding)
+    )
+
+
+def to_lsp_diagnostic(
+    diagnostic: Diagnostic, lines: Sequence[str], encoding: str = "utf-16"
+) -> types.Diagnostic:
+    description = types.CodeDescription(href=diagnostic.url) if diagnostic.url else None
+    return types.Diagnostic(
+        range=to_range(lines, diagnostic.start, diagnostic.end, encoding),
+        message=diagnostic.message,
+        severity=types.DiagnosticSeverity.Warning,
+        code=diagnostic.code,
+        code_description=description,
+        source=SOURCE,
+    )
+
+
+# --------------------------------------------------------------------------- settings
+
+
+class SettingsCache:
+    """Each document's settings from its nearest config file, re-read when the file changes."""
+
+    def __init__(self) -> None:
+        # config file (None: there is none) -> (its mtime and size, what it says, codes on)
+        self.configs: dict[Path | None, tuple[tuple[int, int], FileConfig, frozenset[str]]] = {}
+        self.reported: set[str] = set()
+
+    def options_for(self, path: Path) -> CheckOptions:
+        """The settings ``devlint check path`` would use; a ConfigError when they are broken."""
+        config_file = find_config(path.parent)
+        stamp = (0, 0)
+        if config_file is not None:
+            status = config_file.stat()
+            stamp = (status.st_mtime_ns, status.st_size)
+        cached = self.configs.get(config_file)
+        if cached is None or cached[0] != stamp:
+            config = load_config(config_file)
+            rules = all_rules()
+            enabled = resolve_codes(
+                config.select,
+                config.extend_select,
+                config.ignore,
+                known=list(rules),
+                default_on=[code for code, rule in rules.items() if rule.default],
+            )
+            for ignored in config.per_file_ignores.values():
+                check_codes(ignored, list(rules), "per-file-ignores")
+            cached = self.configs[config_file] = (stamp, config, enabled)
+        _, config, enabled = cached
+        codes = codes_for_file(path, config.root, config.per_file_ignores, enabled)
+        return CheckOptions(codes, config.guard_functions, config.accelerator_api)
+
+    def first_report(self, message: str) -> bool:
+        """True the first time ``message`` is seen: a broken config is shown once."""
+        if message in self.reported:
+            return False
+        self.reported.add(message)
+        return True
+
+
+@dataclass(frozen=True)
+class CheckedDocument:
+    """An open document as last checked: its text, settings and diagnostics."""
+
+    path: Path
+    text: str
+    options: CheckOptions
+    diagnostics: list[Diagnostic]
+
+
+def document_path(uri: str) -> Path | None:
+    """The file behind a ``file:`` URI of a ``.py`` document; None for anything else."""
+    if uri_scheme(uri) != "file":
+        return None
+    fs_path = to_fs_path(uri)
+    if fs_path is None or not fs_path.endswith(".py"):
+        return None
+    return Path(fs_path)
+
+
+# --------------------------------------------------------------------------- code actions
+
+
+def code_actions(
+    uri: str,
+    document: CheckedDocument,
+    wanted: types.Range,
+    only: Sequence[str] | None,
+    encoding: str = "utf-16",
+) -> list[types.CodeAction]:
+    """Quick fixes for the diagnostics that touch the ``wanted`` range, then fix-all."""
+    lines = split_lines(document.text)
+    # Rows where a comment cannot go (None: the text does not tokenize) and noqa directives.
+    blocked = _rows_continued(document.text)
+    directives = line_directives(document.text)
+    actions: list[types.CodeAction] = []
+    for diagnostic in document.diagnostics:
+        lsp_diagnostic = to_lsp_diagnostic(diagnostic, lines, encoding)
+        if not _touches(lsp_diagnostic.range, wanted) or not _kind_wanted(QUICK_FIX_KIND, only):
+            continue
+        fix = diagnostic.fix
+        if fix is not None:
+            title = fix.message + (" (unsafe)" if fix.applicability == "unsafe" else "")
+            edits = [
+                types.TextEdit(range=to_range(lines, e.start, e.end, encoding), new_text=e.content)
+                for e in fix.edits
+            ]
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[lsp_diagnostic],
+                    is_preferred=fix.applicability == "safe",
+                    edit=types.WorkspaceEdit(changes={uri: edits}),
+                )
+            )
+        row = diagnostic.noqa_row or diagnostic.start.row
+        if diagnostic.code in ENGINE_CODES or diagnostic.code == UNUSED_NOQA:
+            continue  # a noqa comment cannot silence these
+        if blocked is None or row in blocked or row > len(lines):
+            continue
+        edit = noqa_edit(lines[row - 1], row - 1, diagnostic.code, directives.get(row), encoding)
+        actions.append(
+            types.CodeAction(
+                title=f"Disable {diagnostic.code} for this line",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[lsp_diagnostic],
+                edit=types.WorkspaceEdit(changes={uri: [edit]}),
+            )
+        )
+    if _kind_wanted(FIX_ALL_KIND, only) and any(
+        d.fix is not None and d.fix.applicability == "safe" for d in document.diagnostics
+    ):
+        whole = replacement_edit(document.text, fix_all(document), encoding)
+        if whole is not None:
+            actions.append(
+                types.CodeAction(
+                    title="Fix all safely fixable devlint problems",
+                    kind=FIX_ALL_KIND,
+                    edit=types.WorkspaceEdit(changes={uri: [whole]}),
+                )
+            )
+    return actions
+
+
+def noqa_edit(
+    line: str, line_index: int, code: str, directive: Directive | None, encoding: str = "utf-16"
+) -> types.TextEdit:
+    """Append ``  # noqa: CODE`` to ``line``, or add CODE to its ``# noqa: ...`` directive."""
+    if directive is not None and directive.codes:
+        at = code_units(line[: directive.codes[-1].end], encoding)
+        new_text = f", {code}"
+        start = end = types.Position(line=line_index, character=at)
+    else:
+        new_text = f"  # noqa: {code}"
+        start = types.Position(line=line_index, character=code_units(line.rstrip(), encoding))
+        end = types.Position(line=line_index, character=code_units(line, encoding))
+    return types.TextEdit(range=types.Range(start=start, end=end), new_text=new_text)
+
+
+def fix_all(document: CheckedDocument) -> str:
+    """The document with every safe fix applied, as ``devlint --fix`` would write it."""
+    return fix_text(document.text, str(document.path), document.options, unsafe=False).text
+
+
+def replacement_edit(old: str, new: str, encoding: str = "utf-16") -> types.TextEdit | None:
+    """One TextEdit turning ``old`` into ``new``, spanning only the lines that differ."""
+    if old == new:
+        return None
+    old_lines, new_lines = _lsp_lines(old), _lsp_lines(new)
+    head = 0
+    while head < min(len(old_lines), len(new_lines)) and old_lines[head] == new_lines[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(old_lines), len(new_lines)) - head
+        and old_lines[-1 - tail] == new_lines[-1 - tail]
+    ):
+        tail += 1
+    lines = split_lines(old)
+    start = types.Position(line=head, character=0)
+    end_line = len(old_lines) - tail
+    if end_line < len(lines):
+        end = types.Position(line=end_line, character=0)
+    else:  # up to the end of a document without a final line break
+        end = types.Position(line=len(lines) - 1, character=code_units(lines[-1], encoding))
+    return types.TextEdit(
+        range=types.Range(start=start, end=end),
+        new_text="".join(new_lines[head : len(new_lines) - tail]),
+    )
+
+
+def _lsp_lines(text: str) -> list[str]:
+    """``text`` cut after each LSP line break, keeping the breaks."""
+    return [line for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text) if line]
+
+
+def _touches(diagnostic_range: types.Range, wanted: types.Range) -> bool:
+    def key(position: types.Position) -> tuple[int, int]:
+        return (position.line, position.character)
+
+    return key(diagnostic_range.start) <= key(wanted.end) and key(wanted.start) <= key(
+        diagnostic_range.end
+    )
+
+
+def _kind_wanted(kind: str, only: Sequence[str] | None) -> bool:
+    return not only or any(kind == o or kind.startswith(f"{o}.") for o in only)
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def create_server() -> LanguageServer:
+    """A pygls LanguageServer publishing devlint's diagnostics and offering its fixes."""
+    server = LanguageServer(
+        "devlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+    )
+    settings = SettingsCache()
+    checked: dict[str, CheckedDocument] = {}
+
+    def encoding() -> str:
+        return str(server.workspace.position_encoding or "utf-16")
+
+    def check(uri: str) -> CheckedDocument | None:
+        path = document_path(uri)
+        if path is None:
+            return None
+        text = server.workspace.get_text_document(uri).source
+        previous = checked.get(uri)
+        try:
+            options = settings.options_for(path)
+        except (ConfigError, OSError) as error:
+            checked.pop(uri, None)
+            message = f"devlint: {error}"
+            if settings.first_report(message):
+                server.window_show_message(
+                    types.ShowMessageParams(type=types.MessageType.Error, message=message)
+                )
+            return None
+        if previous is not None and previous.text == text and previous.options == options:
+            return previous
+        document = CheckedDocument(path, text, options, check_text(text, str(path), options))
+        checked[uri] = document
+        return document
+
+    def publish(uri: str) -> None:
+        try:
+            if document_path(uri) is None:
+                return  # not a Python file: leave it to other servers
+            document = check(uri)
+            diagnostics = []
+            if document is not None:  # None: the config is broken (shown once); clear
+                lines = split_lines(document.text)
+                diagnostics = [
+                    to_lsp_diagnostic(d, lines, encoding()) for d in document.diagnostics
+                ]
+            version = server.workspace.get_text_document(uri).version
+            server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+            )
+        except Exception:  # a devlint bug must not take the editor's server down
+            _log_failure(server, f"devlint failed to check {uri}")
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        checked.pop(uri, None)
+        try:
+            if document_path(uri) is not None:
+                server.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+                )
+        except Exception:
+            _log_failure(server, f"devlint failed to clear {uri}")
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+    )
+    def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        try:
+            document = check(uri)
+            if document is None:
+                return None
+            return code_actions(uri, document, params.range, params.context.only, encoding())
+        except Exception:
+            _log_failure(server, f"devlint failed to offer fixes for {uri}")
+            return None
+
+    return server
+
+
+def _log_failure(server: LanguageServer, what: str) -> None:
+    logger.exception(what)
+    try:
+        server.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Error, message=what)
+        )
+    except Exception:  # the connection itself is gone: the log above is all we can do
+        logger.debug("could not send the failure to the client", exc_info=True)
