@@ -140,8 +140,10 @@ class FixContext:
         for name, end_row in self._module_devices():
             if function is not None or end_row < row:
                 return name
-        value = self.facts.module_names.get(DEVICE_NAME)
-        if value is not None and value.kind is not Kind.DEVICE:
+        collector = _Bindings()
+        for statement in self.module.body:
+            statement.visit(collector)
+        if DEVICE_NAME in collector.names:
             return None  # ``device`` already means something else here
         return ""
 

@@ -208,7 +208,7 @@ class FileFix:
 def fix_path(path: Path, display: str, options: CheckOptions, mode: FixMode) -> FileFix:
     """Fix one file on disk (or only compute its diff); unreadable files are left alone."""
     if path.suffix == ".ipynb":
-        from devlint.notebook_fixing import fix_notebook  # only when a notebook is fixed
+        from devlint.notebooks import fix_notebook  # only when a notebook is fixed
 
         return fix_notebook(path, display, options, mode)
     try:

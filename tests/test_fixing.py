@@ -230,3 +230,45 @@ def test_a_file_changed_on_disk_is_not_overwritten(tmp_path: Path) -> None:
         write_atomically(path, b"fixed\n", expected=b"old content\n")
     assert path.read_bytes() == b"new content\n"
     assert [p.name for p in tmp_path.iterdir()] == ["script.py"]  # no temporary left behind
+
+
+def test_notebook_is_fixed_in_place_with_layout_and_outputs_intact(tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "language": "python",
+        "display_name": "Py",
+    }
+    code = nbformat.v4.new_code_cell
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# Train"),
+        code("!nvidia-smi\nimport torch\nfrom torch import nn"),
+        code("%timeit y = 1\nmodel = nn.Linear(3, 1).cuda()\nx = torch.randn(4, 3).cuda()"),
+        code("%%bash\necho hi"),
+        code("print(model(x).detach().numpy())"),
+    ]
+    notebook.cells[2].outputs = [nbformat.v4.new_output("stream", text="hello\n")]
+    path = tmp_path / "train.ipynb"
+    nbformat.write(notebook, path)
+    before = path.read_text()
+    result = devlint("--fix", "train.ipynb", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    after = nbformat.read(path, as_version=4)
+    nbformat.validate(after)
+    sources = [cell.source for cell in after.cells]
+    assert sources[0] == "# Train" and sources[3] == "%%bash\necho hi"
+    assert (
+        sources[1].startswith("!nvidia-smi\nimport torch\n")
+        and "device = torch.device(" in sources[1]
+    )
+    assert sources[2] == (
+        "%timeit y = 1\nmodel = nn.Linear(3, 1).to(device)\nx = torch.randn(4, 3).to(device)"
+    )
+    assert sources[4] == "print(model(x).detach().cpu().numpy())"
+    assert after.cells[2].outputs == notebook.cells[2].outputs
+    edited = ("cuda()", "numpy", "from torch import nn")  # the last one gains a newline
+    unchanged = [line for line in before.splitlines() if not any(e in line for e in edited)]
+    assert set(unchanged) <= set(path.read_text().splitlines())  # the rest byte for byte
+    assert devlint("--fix", "train.ipynb", cwd=tmp_path).returncode == 0
+    assert nbformat.read(path, as_version=4) == after
