@@ -36,8 +36,8 @@ class NumpyOnAccelerator(Rule):
     ```
 
     ## Fix safety
-    Inserting `.cpu()` (and `.detach()` where the tensor may require grad) is safe: it
-    is a no-op for tensors already on the CPU.
+    Inserting `.cpu()` before the conversion is safe: it is a no-op for tensors already
+    on the CPU, and where the original ran (on the CPU) it needed no `.detach()` either.
 
     ## Verified behaviour
     `devlint verify` runs the fixtures: the bad programs run on CPU and raise the

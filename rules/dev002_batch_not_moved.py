@@ -35,8 +35,10 @@ class BatchNotMoved(Rule):
     ```
 
     ## Fix safety
-    Moving the element where the batch is unpacked, with the device expression the
-    loop already uses, is safe: it only changes where the tensor lives.
+    Moving the element where the batch is unpacked (`labels = labels.to(device)` after
+    the `for` line or the unpacking statement), with the device expression the loop
+    already uses, is safe: it only changes where the tensor lives. Without such an
+    expression in the loop, or for elements that are not plain names, there is no fix.
     """
 
     code = "DEV002"

@@ -47,8 +47,12 @@ class UnguardedCuda(Rule):
     ```
 
     ## Fix safety
-    The rewrite to `.to(device)` / `device=device` with one device selection added to
-    the module is safe: on CUDA machines it places everything exactly as before.
+    The rewrite to `.to(device)` / `device=device` is safe: on CUDA machines it places
+    everything exactly as before, and elsewhere the code runs instead of crashing. The
+    device is the variable already in scope (a module-level device, a `device`
+    parameter, `self.device`), else one selection (`accelerator-api`) is added after
+    the imports. `torch.device("cuda")` becomes the selection itself. `.cuda(1)` and
+    `"cuda:1"` name one GPU of several and get no fix.
     """
 
     code = "DEV003"

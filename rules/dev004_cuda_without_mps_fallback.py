@@ -21,6 +21,11 @@ class CudaWithoutMpsFallback(Rule):
     the same as an `if`/`else` statement, or a helper function that returns
     `torch.device("cuda")` when CUDA is available and `torch.device("cpu")` otherwise.
 
+    It also checks for the tutorials' "method one": an `if torch.cuda.is_available():`
+    (or `if use_cuda:`) whose only job is moving things with `.cuda()`, and
+    `x.cuda() if torch.cuda.is_available() else x`. Both choose CUDA or nothing, so the
+    code runs on the CPU on a Mac.
+
     ## Why is this bad?
     On an Apple Silicon Mac the model silently trains on the CPU, often ten times slower
     than on the GPU it has. Nothing fails; the run is just slow.
@@ -47,8 +52,12 @@ class CudaWithoutMpsFallback(Rule):
     ```
 
     ## Fix safety
-    The three-way selection is an unsafe fix: on a Mac the code then runs on MPS,
-    where some operators are missing or behave differently.
+    Both fixes are unsafe: on a Mac the code then runs on MPS, where some operators are
+    missing or behave differently. A device choice gains an MPS branch
+    (`... else "mps" if torch.backends.mps.is_available() else "cpu"`, or an `elif`).
+    A method-one block is folded into its moves, written `.to(device)` with one device
+    selection after the imports ("method two"); when the test is an attribute such as
+    `args.cuda`, which may carry the user's own choice, there is no fix.
     """
 
     code = "DEV004"

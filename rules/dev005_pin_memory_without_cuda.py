@@ -34,8 +34,10 @@ class PinMemoryWithoutCuda(Rule):
     ```
 
     ## Fix safety
-    Replacing `True` by `torch.cuda.is_available()` (or `device.type == "cuda"` when a
-    device is in scope) is safe: it keeps pinning exactly where it helps.
+    Replacing `True` by `torch.cuda.is_available()` is safe: it keeps pinning exactly
+    where it helps. `x.pin_memory()` on a name becomes
+    `(x.pin_memory() if torch.cuda.is_available() else x)`; on other expressions there
+    is no fix (the receiver would be evaluated twice).
     """
 
     code = "DEV005"

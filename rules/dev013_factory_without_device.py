@@ -34,7 +34,8 @@ class FactoryWithoutDevice(Rule):
     ```
 
     ## Fix safety
-    Adding `device=<input>.device` is safe: on the CPU nothing changes.
+    Adding `device=<input>.device`, for a parameter of `forward` that the result is
+    combined with, is safe: on the CPU nothing changes.
     """
 
     code = "DEV013"

@@ -27,8 +27,8 @@ def test_hook_fails_on_device_bug_and_passes_on_clean_code(tmp_path: Path) -> No
 
     pytest.importorskip("pre_commit")
 
-    def try_hook(name: str) -> subprocess.CompletedProcess[str]:
-        command = (sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "devlint")
+    def try_hook(name: str, hook: str = "devlint") -> subprocess.CompletedProcess[str]:
+        command = (sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook)
         return run(*command, "--files", name, cwd=repo)
 
     failing = try_hook("bug.py")
@@ -37,3 +37,11 @@ def test_hook_fails_on_device_bug_and_passes_on_clean_code(tmp_path: Path) -> No
 
     passing = try_hook("clean.py")
     assert passing.returncode == 0, passing.stdout + passing.stderr
+
+    # The fixing variant rewrites the file, fails the commit once so the user sees the
+    # change, and passes on the fixed file.
+    fixing = try_hook("bug.py", "devlint-fix")
+    assert fixing.returncode == 1, fixing.stdout + fixing.stderr
+    assert ".to(device)" in (repo / "bug.py").read_text()
+    run("git", "add", ".", cwd=repo)
+    assert try_hook("bug.py", "devlint-fix").returncode == 0
