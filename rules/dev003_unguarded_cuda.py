@@ -51,8 +51,9 @@ class UnguardedCuda(Rule):
     everything exactly as before, and elsewhere the code runs instead of crashing. The
     device is the variable already in scope (a module-level device, a `device`
     parameter, `self.device`), else one selection (`accelerator-api`) is added after
-    the imports. `torch.device("cuda")` becomes the selection itself. `.cuda(1)` and
-    `"cuda:1"` name one GPU of several and get no fix.
+    the imports. `torch.device("cuda")` becomes the selection itself. `.cuda(0)` / `"cuda:0"` are
+    treated as `"cuda"`; `.cuda(1)`, `.cuda(rank)` and `"cuda:1"` name one GPU of
+    several and get no fix.
     """
 
     code = "DEV003"
@@ -97,18 +98,28 @@ class UnguardedCuda(Rule):
 
 
 def _to(call: cst.Call) -> FixPlan | None:
-    """``x.cuda(non_blocking=True)`` -> ``x.to(device, non_blocking=True)``; not ``.cuda(1)``."""
-    func = call.func
+    """``x.cuda(non_blocking=True)`` -> ``x.to(device, non_blocking=True)``; not ``.cuda(1)``.
+
+    ``.cuda(0)`` and ``"cuda:0"`` are fixed like ``.cuda()``: on a machine with one GPU
+    (and by default on others) they are the same device.
+    """
+    func, args = call.func, list(call.args)
+    if args and args[0].keyword is None and _is_zero(args[0].value):
+        args = args[1:]  # GPU 0 is what "cuda" means unless the program chose another
     if not isinstance(func, cst.Attribute) or any(
-        arg.keyword is None or arg.keyword.value == "device" for arg in call.args
+        arg.keyword is None or arg.keyword.value == "device" for arg in args
     ):
         return None
     arguments = ["{device}"] + [
         literal_text(source_of(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
-        for arg in call.args
+        for arg in args
     ]
     text = f"{literal_text(source_of(func.value))}.to({', '.join(arguments)})"
     return FixPlan("Use `.to(device)`", (Replace(call, text),))
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Integer) and node.evaluated_value == 0
 
 
 def _replace_literal(

@@ -5,7 +5,7 @@ import libcst as cst
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.torch_api import DATA_LOADERS
 from devlint.analysis.values import Kind
-from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
+from devlint.rule import Finding, FixPlan, Replace, Rule, as_receiver, literal_text, source_of
 
 NOT_TENSORS = (Kind.IMPORTED, Kind.CLASS, Kind.FUNCTION, Kind.CONSTANT, Kind.MODULE, Kind.LOADER)
 
@@ -77,10 +77,13 @@ class PinMemoryWithoutCuda(Rule):
 
 
 def _fix_method(call: cst.Call) -> FixPlan | None:
-    """``x.pin_memory()`` -> ``(x.pin_memory() if torch.cuda.is_available() else x)``."""
+    """``x.pin_memory()`` -> ``(x.pin_memory() if torch.cuda.is_available() else x)``.
+
+    Only one branch of the conditional runs, so ``x`` is still evaluated once.
+    """
     func = call.func
-    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name | cst.Attribute):
-        return None  # the receiver would be evaluated twice
-    receiver = literal_text(source_of(func.value))
+    if not isinstance(func, cst.Attribute):
+        return None
+    receiver = literal_text(as_receiver(func.value))
     text = f"({literal_text(source_of(call))} if {{torch}}.cuda.is_available() else {receiver})"
     return FixPlan("Pin memory only when CUDA is available", (Replace(call, text),))
