@@ -111,8 +111,7 @@ def _to(call: cst.Call) -> FixPlan | None:
     ):
         return None
     arguments = ["{device}"] + [
-        literal_text(source_of(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
-        for arg in args
+        literal_text(source_of(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))) for arg in args
     ]
     text = f"{literal_text(source_of(func.value))}.to({', '.join(arguments)})"
     return FixPlan("Use `.to(device)`", (Replace(call, text),))
