@@ -63,6 +63,10 @@ class _Pending:
     class_name: str | None
 
 
+MAX_INLINED_CALLS = 200  # per file: analysis time stays linear in the file's size
+MAX_INLINED_SIZE = 25  # top-level statements of a function analysed at its calls
+
+
 def dotted_name(expr: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a chain of names and attributes, else None."""
     parts: list[str] = []
@@ -160,6 +164,11 @@ class Analyzer:
         self.conditional = False
         self.attribute_stores: list[AttributeStore] = []
         self.attribute_loads: set[tuple[str, str, str]] = set()
+        # Module-level functions, analysed again at a call with the caller's arguments
+        # (``preds = predict(model, x)``) to learn what they return; see ``inline_call``.
+        self.function_defs: dict[str, cst.FunctionDef] = {}
+        self.returns: list[Value] | None = None  # return values, while inlining
+        self.inline_budget = MAX_INLINED_CALLS
 
     # ------------------------------------------------------------------ entry point
 
@@ -368,8 +377,10 @@ class Analyzer:
             )
         elif isinstance(small, cst.Return):
             if small.value is not None:
-                self.expr(small.value)
+                returned = self.expr(small.value)
                 self._mark_reference(small.value)
+                if self.returns is not None:
+                    self.returns.append(returned)
             return True
         elif isinstance(small, cst.Raise):
             if small.exc is not None:
@@ -589,6 +600,8 @@ class Analyzer:
             if _is_cuda_guard(value, +1) or self._is_guard_callable(decorator.decorator):
                 guarded = True
         self.env[node.name.value] = Value(Kind.FUNCTION, qualname=node.name.value)
+        if class_name is None and self.env is self.module_env:
+            self.function_defs[node.name.value] = node
         self.pending.append(_Pending(node, guarded, class_name))
 
     def class_def(self, node: cst.ClassDef) -> None:
@@ -1139,6 +1152,53 @@ class Analyzer:
             else:
                 yield arg.value, self.values.get(id(arg.value), UNKNOWN)
 
+    def inline_call(
+        self, node: cst.FunctionDef | None, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        """What a small module-level function returns for these arguments.
+
+        The body is analysed once more with the parameters bound to the arguments; what
+        that records is thrown away (the function's own analysis stands), only the join of
+        its return values is kept. One level deep, and a bounded number per file.
+        """
+        if node is None or self.returns is not None or self.inline_budget <= 0:
+            return UNKNOWN
+        if not isinstance(node.body, cst.IndentedBlock) or len(node.body.body) > MAX_INLINED_SIZE:
+            return UNKNOWN
+        self.inline_budget -= 1
+        env: Env = {}
+        positional = [*node.params.posonly_params, *node.params.params]
+        for param in _parameters(node.params):
+            name = param.name.value
+            value = keywords.get(name, UNKNOWN)
+            if _is_device_like_name(name) and value is UNKNOWN:
+                value = Value(Kind.DEVICE, ANY_DEVICE)
+            env[name] = value
+        for param, value in zip(positional, args, strict=False):
+            env[param.name.value] = value
+        saved = (
+            self.env, self.values, self.calls, self.mixes, self.conditionals, self.pending,
+            self.attribute_stores, self.attribute_loads, self.function, self.loop,
+        )  # fmt: skip
+        self.env, self.values, self.calls, self.mixes, self.conditionals = env, {}, {}, {}, {}
+        self.pending, self.attribute_stores, self.attribute_loads = [], [], set()
+        self.function, self.loop, self.returns = node, None, []
+        try:
+            self.suite(node.body)
+            returned = self.returns
+        finally:
+            (
+                self.env, self.values, self.calls, self.mixes, self.conditionals, self.pending,
+                self.attribute_stores, self.attribute_loads, self.function, self.loop,
+            ) = saved  # fmt: skip
+            self.returns = None
+        if not returned:
+            return UNKNOWN
+        result = returned[0]
+        for value in returned[1:]:
+            result = join(result, value)
+        return replace(result, origins=())
+
     def value_call(
         self,
         node: cst.Call,
@@ -1158,7 +1218,9 @@ class Analyzer:
             name = callee.qualname or ""
             if name in self.guard_leaf_names or _GUARD_NAME.match(name):
                 return Value(Kind.GUARD, polarity=+1, qualname="cuda")
-            return UNKNOWN
+            if starred:
+                return UNKNOWN
+            return self.inline_call(self.function_defs.get(name), args, keywords)
         if callee.kind is Kind.IMPORTED:
             return UNKNOWN
         inputs = [(arg.value, self.values.get(id(arg.value), UNKNOWN)) for arg in node.args]

@@ -41,6 +41,31 @@ def probes(source: str) -> list[tuple[int, str, str]]:
 
 
 CASES = {
+    "function_summaries": """
+        import torch
+        from torch import nn
+
+        def get_device():
+            if torch.cuda.is_available():
+                return torch.device("cuda")
+            return torch.device("cpu")
+
+        def predict(model, x):
+            return model(x)
+
+        def to_host(t):
+            return t.detach().cpu()
+
+        def recurse(t):
+            return recurse(t)
+
+        device = get_device()
+        model = nn.Linear(2, 2).to(device)
+        probe(torch.zeros(2, device=device))  # where: cpu, cuda
+        probe(predict(model, torch.ones(2, 2)))  # where: cpu, cuda
+        probe(to_host(torch.ones(2).cuda()))  # where: cpu
+        probe(recurse(torch.ones(2).cuda()))  # where: unknown
+    """,
     "method_chain": """
         import torch
         x = torch.randn(3).float().cuda()
