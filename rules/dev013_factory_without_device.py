@@ -73,10 +73,13 @@ class FactoryWithoutDevice(Rule):
 def _fix(
     factory: cst.Call, forward: cst.FunctionDef, inputs: list[cst.BaseExpression | None]
 ) -> FixPlan | None:
-    """Add ``device=x.device`` for ``x``, a parameter of ``forward`` the result meets."""
-    parameters = {param.name.value for param in forward.params.params[1:]}
+    """Add ``device=x.device`` for ``x``, a parameter of ``forward`` the result meets (or
+    the only parameter, when the result meets a value computed from it)."""
+    parameters = [param.name.value for param in forward.params.params[1:]]
     names = [node.value for node in inputs if isinstance(node, cst.Name)]
     name = next((name for name in names if name in parameters), None)
+    if name is None and len(parameters) == 1 and not isinstance(forward.params.star_arg, cst.Param):
+        name = parameters[0]  # ``forward(self, x)``: the one input
     args = factory.args
     if name is None or not args or args[-1].star or args[-1].value.lpar:
         return None
