@@ -27,12 +27,13 @@ from devlint.config import (
 )
 from devlint.diagnostics import Diagnostic
 from devlint.discovery import DiscoveryError, discover
-from devlint.engine import CheckOptions, check_text
+from devlint.engine import CheckOptions, check_text, unreadable
 from devlint.fixing import FixMode, fix_text, unified_diff
 from devlint.noqa import add_noqa as add_noqa_directives
 from devlint.report import FORMATS, ReportOptions, RuleInfo, render
 from devlint.rule import all_rules
 from devlint.runner import FileTask, default_jobs, run_files
+from devlint.source import UnreadableSource, decode
 
 
 class UserError(Exception):
@@ -166,6 +167,8 @@ def check(
             traceback.print_exc()
         _fail(f"internal error: {type(error).__name__}: {error} (run with --verbose for details)")
     found, fixed = outcome.diagnostics, sum(outcome.applied.values())
+    if outcome.files_checked == 0 and not quiet:  # e.g. a folder of binaries: say so
+        click.echo("warning: no Python files found under the given paths", err=True)
     if add_noqa:
         _add_noqa(found, exit_zero)
     for problem in outcome.problems:
@@ -254,8 +257,11 @@ def _run_check(request: CheckRequest) -> CheckOutcome:
     if reads_stdin:
         display = stdin_filename or "-"
         codes = codes_for_file(Path(display), config.root, config.per_file_ignores, enabled)
-        text = sys.stdin.read()
         options = CheckOptions(codes, guards, config.accelerator_api)
+        try:  # bytes, decoded as for a file: BOM, coding cookie, DEV900 when undecodable
+            text = decode(sys.stdin.buffer.read()).text
+        except UnreadableSource as error:
+            return CheckOutcome(unreadable(str(error), display, options), 1)
         if request.fix is None:
             return CheckOutcome(check_text(text, display, options), 1)
         result = fix_text(text, display, options, request.fix.unsafe)

@@ -259,7 +259,8 @@ def discover(
     ``exclude`` replaces :data:`DEFAULT_EXCLUDES` when given, ``extend_exclude`` adds to
     them; both are matched against a path relative to ``root``. Explicitly named files
     are always returned, whatever their extension; a path that does not exist is a
-    :class:`DiscoveryError`. Unreadable directories are skipped; ``on_error`` (if given)
+    :class:`DiscoveryError` (a symlink that leads nowhere is returned, to be reported as
+    unreadable). Unreadable directories are skipped; ``on_error`` (if given)
     is told about each.
     """
     excludes = _Excludes.build(
@@ -271,7 +272,7 @@ def discover(
     seen: set[str] = set()
     result: list[Path] = []
     for path in paths:
-        if not os.path.exists(path):
+        if not os.path.lexists(path):  # a named broken symlink or loop is checked: DEV900
             raise DiscoveryError(f"path does not exist: {path}")
         if os.path.isdir(path):
             found = _walk(

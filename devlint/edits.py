@@ -9,6 +9,7 @@ is imported as (``{torch}``) and the file's layout (newline, indentation).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -116,15 +117,16 @@ class FixContext:
 
     def _indent(self, row: int) -> str:
         if self._lines is None:
-            self._lines = self.module.code.splitlines()
+            self._lines = re.split(r"\r\n|\r|\n", self.module.code)  # not splitlines(): \x0c
         line = self._lines[row - 1] if 0 < row <= len(self._lines) else ""
         return line[: len(line) - len(line.lstrip(" \t"))]
 
     # -- names in scope
 
     def _torch_name(self) -> str | None:
+        bound = _top_level_torch_imports(self.module)  # not one in a branch: maybe unbound
         for name, value in self.facts.module_names.items():
-            if value.kind is Kind.IMPORTED and value.qualname == "torch" and name.isidentifier():
+            if value.kind is Kind.IMPORTED and value.qualname == "torch" and name in bound:
                 return name
         return None
 
@@ -231,6 +233,19 @@ def _names_needed(text: str) -> set[str]:
 
 def _edit_key(edit: Edit) -> tuple[Location, Location]:
     return (edit.start, edit.end)
+
+
+def _top_level_torch_imports(module: cst.Module) -> set[str]:
+    """The names that ``import torch`` / ``import torch as T`` statements of the module bind."""
+    names = set()
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            for alias in small.names if isinstance(small, cst.Import) else ():
+                if alias.asname is None and alias.evaluated_name.split(".")[0] == "torch":
+                    names.add("torch")
+                elif alias.asname is not None and alias.evaluated_name == "torch":
+                    names.add(str(alias.evaluated_alias))
+    return names
 
 
 def _is_import(statement: cst.CSTNode) -> bool:

@@ -49,6 +49,11 @@ def check_path(path: Path, display: str, options: CheckOptions) -> list[Diagnost
     return check_text(source.text, display, options)
 
 
+def unreadable(message: str, display: str, options: CheckOptions) -> list[Diagnostic]:
+    """The DEV900 diagnostic for input that cannot be read or decoded (e.g. stdin)."""
+    return _engine_diagnostic(UNREADABLE, message, display, 1, 1, options)
+
+
 def _check_notebook(path: Path, display: str, options: CheckOptions) -> list[Diagnostic]:
     notebook = read_notebook(path)
     if notebook is None:  # another kernel's language: nothing for devlint to check
@@ -105,6 +110,14 @@ def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnosti
     _on_big_stack(run)
     result = outcome[0] if outcome else RuntimeError("analysis thread failed")
     if isinstance(result, BaseException):
+        try:  # libcst accepts what CPython refuses (`"\\N"`), then a rule trips over it
+            ast.parse(text)
+        except SyntaxError as error:
+            message = f"syntax error: {error.msg}"
+            row, column = error.lineno or 1, max(error.offset or 1, 1)
+            return _engine_diagnostic(SYNTAX_ERROR, message, display, row, column, options)
+        except (RecursionError, MemoryError, ValueError):
+            pass
         return _internal_error(result, text, display, options)
     return suppress(result, text, display, options.codes)
 

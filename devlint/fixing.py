@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,11 +26,15 @@ from devlint.source import ChangedOnDisk, UnreadableSource, decode, write_atomic
 MAX_ROUNDS = 10
 
 
+# Python's line breaks: str.splitlines() also splits on form feeds, \x1c-\x1e, \x85, \u2028.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def _offsets(text: str) -> list[int]:
     """Offset of the start of each 1-based row (index 0 unused); one extra past the end."""
-    starts = [0, 0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    starts = [0, 0, *(match.end() for match in _LINE_BREAK.finditer(text))]
+    if starts[-1] < len(text):
+        starts.append(len(text))
     return starts
 
 

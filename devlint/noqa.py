@@ -180,7 +180,6 @@ def _unused(
     """The DEV015 diagnostic for ``directive``, or None when it is used or not judged."""
     if not directive.in_comment:
         return None
-    line = lines[directive.row - 1].rstrip("\r\n")
     if directive.codes is None:
         if used:
             return None
@@ -205,7 +204,7 @@ def _unused(
                 Location(directive.row, directive.codes[-1].end + 1),
             )
             return _diagnostic(directive, message, edit, display)
-    return _diagnostic(directive, message, _removal(directive, line, len(lines)), display)
+    return _diagnostic(directive, message, _removal(directive, lines), display)
 
 
 def _diagnostic(directive: Directive, message: str, edit: Edit, display: str) -> Diagnostic:
@@ -222,9 +221,10 @@ def _diagnostic(directive: Directive, message: str, edit: Edit, display: str) ->
     )
 
 
-def _removal(directive: Directive, line: str, line_count: int) -> Edit:
-    """The edit that deletes ``directive`` from ``line`` and keeps any other comment."""
+def _removal(directive: Directive, lines: Sequence[str]) -> Edit:
+    """The edit that deletes ``directive`` from its line and keeps any other comment."""
     row = directive.row
+    line = lines[row - 1].rstrip("\r\n")
     before = line[directive.comment_start : directive.start]
     after = line[directive.end :]
     if before.strip():  # after another comment: cut from where that one ends
@@ -239,7 +239,7 @@ def _removal(directive: Directive, line: str, line_count: int) -> Edit:
     if code.strip():
         cut = len(code.rstrip())
         return Edit("", Location(row, cut + 1), Location(row, len(line) + 1))
-    if row < line_count:  # a line holding only the directive goes entirely
+    if line != lines[row - 1]:  # a line holding only the directive goes, with its ending
         return Edit("", Location(row, 1), Location(row + 1, 1))
     return Edit("", Location(row, 1), Location(row, len(line) + 1))
 

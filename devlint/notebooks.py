@@ -16,7 +16,7 @@ from typing import Any
 
 from devlint.engine import CheckOptions, check_path
 from devlint.fixing import FileFix, FixMode, fix_text, unified_diff
-from devlint.source import ChangedOnDisk, write_atomically
+from devlint.source import ChangedOnDisk, code_lines, write_atomically
 
 _CELL = "# devlint-cell: {}"
 _CELL_LINE = re.compile(r"^# devlint-cell: (\d+)\r?\n", re.MULTILINE)
@@ -79,7 +79,7 @@ def _joined(cells: list[Any], magics: list[str], unterminated: set[int]) -> str:
         if text.lstrip().startswith("%%"):
             continue  # another language in a Python notebook: never edited
         lines = []
-        for line in text.splitlines():
+        for line in code_lines(text):
             stripped = line.lstrip()
             if stripped.startswith(("%", "!")) or stripped.endswith("?"):
                 magics.append(line)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,32 +43,118 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _check_chunk(tasks: Sequence[FileTask]) -> list[FileFix | list[Diagnostic]]:
-    return [_fix(task, task.fix) if task.fix else _check_cached(task) for task in tasks]
+def run_files(
+    tasks: Sequence[FileTask], jobs: int, show_progress: bool
+) -> list[FileFix | list[Diagnostic]]:
+    """Check (or fix) every file, in parallel; one outcome per task, in order.
+
+    Results found in the cache are read here; only the other files go to the workers,
+    biggest first (the last chunks are then the shortest, and no worker is left alone
+    with a big chunk at the end).
+    """
+    outcomes: list[FileFix | list[Diagnostic] | None] = [None] * len(tasks)
+    jobs_left: list[tuple[int, _Job]] = []
+    for index, task in enumerate(tasks):
+        cache_key = _cache_key(task)
+        found = _load(task, cache_key)
+        if found is None:
+            jobs_left.append((index, _Job(task, cache_key)))
+        else:
+            outcomes[index] = found
+    serial = jobs <= 1 or len(jobs_left) < MIN_FILES_PER_JOB * 2
+    if not serial:
+        jobs_left.sort(key=lambda item: _size(item[1].task), reverse=True)
+    chunks = [jobs_left[i : i + CHUNK_SIZE] for i in range(0, len(jobs_left), CHUNK_SIZE)]
+    work = [[job for _, job in chunk] for chunk in chunks]
+    with _progress(len(tasks), show_progress and len(tasks) >= PROGRESS_THRESHOLD) as advance:
+        advance(len(tasks) - len(jobs_left))
+        if serial:
+            with _frozen():
+                _collect(chunks, map(_check_chunk, work), outcomes, advance)
+        else:
+            from concurrent.futures import ProcessPoolExecutor  # only when used
+
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_freeze_inherited) as pool:
+                _collect(chunks, pool.map(_check_chunk, work), outcomes, advance)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    task: FileTask
+    cache_key: str | None  # where to store the result; None: not cached
+
+
+def _cache_key(task: FileTask) -> str | None:
+    if task.cache_dir is None or task.fix:
+        return None
+    try:
+        data = task.path.read_bytes()
+    except OSError:  # reported as DEV900 by the engine, never cached
+        return None
+    options = task.options
+    settings = repr((sorted(options.codes), options.guard_functions, options.accelerator_api))
+    return ResultCache.key(data, task.display, settings)
+
+
+def _load(task: FileTask, cache_key: str | None) -> list[Diagnostic] | None:
+    if task.cache_dir is None or cache_key is None:
+        return None
+    return ResultCache(task.cache_dir).load(cache_key)
+
+
+def _size(task: FileTask) -> int:
+    try:
+        return task.path.stat().st_size
+    except OSError:  # reported by the engine
+        return 0
+
+
+def _collect(
+    chunks: Sequence[Sequence[tuple[int, _Job]]],
+    done: Iterator[list[FileFix | list[Diagnostic]]],
+    outcomes: list[FileFix | list[Diagnostic] | None],
+    advance: Callable[[int], None],
+) -> None:
+    """Put each chunk's outcomes at their tasks' places, as they arrive."""
+    for chunk, found in zip(chunks, done, strict=True):
+        for (index, _), outcome in zip(chunk, found, strict=True):
+            outcomes[index] = outcome
+        advance(len(chunk))
+
+
+def _check_chunk(jobs: Sequence[_Job]) -> list[FileFix | list[Diagnostic]]:
+    return [_check_one(job) for job in jobs]
+
+
+def _check_one(job: _Job) -> FileFix | list[Diagnostic]:
+    """One file, with the cycle collector paused, then one collection.
+
+    libcst builds a large tree per file, and reference counting frees it whole; left
+    running, the collector would rescan the growing tree every 700 allocations: 7 % of
+    the CPU time on timm, against 2 % this way, at the same peak memory.
+    """
+    task = job.task
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if task.fix:
+            return _fix(task, task.fix)
+        found = check_path(task.path, task.display, task.options)
+        if task.cache_dir is not None and job.cache_key is not None:
+            ResultCache(task.cache_dir).store(job.cache_key, found)
+        return found
+    finally:
+        if enabled:
+            gc.enable()
+            # Only the objects made since the pause: the cycles the check left (cheap).
+            gc.collect(0)
 
 
 def _fix(task: FileTask, mode: FixMode) -> FileFix:
     from devlint.fixing import fix_path  # only when fixing
 
     return fix_path(task.path, task.display, task.options, mode)
-
-
-def _check_cached(task: FileTask) -> list[Diagnostic]:
-    if task.cache_dir is None:
-        return check_path(task.path, task.display, task.options)
-    try:
-        data = task.path.read_bytes()
-    except OSError:  # reported as DEV900 by the engine, never cached
-        return check_path(task.path, task.display, task.options)
-    cache = ResultCache(task.cache_dir)
-    options = task.options
-    settings = repr((sorted(options.codes), options.guard_functions, options.accelerator_api))
-    key = cache.key(data, task.display, settings)
-    found = cache.load(key)
-    if found is None:
-        found = check_path(task.path, task.display, task.options)
-        cache.store(key, found)
-    return found
 
 
 def check_files(tasks: Sequence[FileTask], jobs: int, show_progress: bool) -> list[Diagnostic]:
@@ -78,25 +165,23 @@ def check_files(tasks: Sequence[FileTask], jobs: int, show_progress: bool) -> li
     return sorted(results, key=Diagnostic.sort_key)
 
 
-def run_files(
-    tasks: Sequence[FileTask], jobs: int, show_progress: bool
-) -> list[FileFix | list[Diagnostic]]:
-    """Check (or fix) every file, in parallel; one outcome per task, in order."""
-    chunks = [tasks[i : i + CHUNK_SIZE] for i in range(0, len(tasks), CHUNK_SIZE)]
-    results: list[FileFix | list[Diagnostic]] = []
-    with _progress(len(tasks), show_progress and len(tasks) >= PROGRESS_THRESHOLD) as advance:
-        if jobs <= 1 or len(tasks) < MIN_FILES_PER_JOB * 2:
-            for chunk in chunks:
-                results.extend(_check_chunk(chunk))
-                advance(len(chunk))
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                for chunk, found_per_file in zip(
-                    chunks, pool.map(_check_chunk, chunks), strict=True
-                ):
-                    results.extend(found_per_file)
-                    advance(len(chunk))
-    return results
+def _freeze_inherited() -> None:
+    """In a worker: what it inherited from the parent (modules, rules, settings) lives
+    until the end; no collection need scan it again."""
+    gc.freeze()
+
+
+@contextmanager
+def _frozen() -> Iterator[None]:
+    """``_freeze_inherited`` for checking in this process, undone afterwards."""
+    if gc.get_freeze_count() > 0:  # the caller froze its objects itself
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class _progress:

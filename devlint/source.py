@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import tempfile
 import tokenize
 from dataclasses import dataclass
@@ -70,6 +71,14 @@ class NotebookText:
         return cell, row - first + 1
 
 
+def code_lines(text: str) -> list[str]:
+    """``text.splitlines()`` at Python's line breaks only (not at form feeds, \\u2028, ...)."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def read_notebook(path: Path) -> NotebookText | None:
     """The Python code of a notebook (magics blanked out); None for other kernels."""
     try:
@@ -91,7 +100,7 @@ def read_notebook(path: Path) -> NotebookText | None:
         source = cell.get("source", "")
         text = "".join(source) if isinstance(source, list) else str(source)
         cells.append((len(lines) + 1, number))
-        cell_lines = text.splitlines() or [""]
+        cell_lines = code_lines(text)
         is_cell_magic = cell_lines[0].lstrip().startswith("%%")
         for line in cell_lines:
             stripped = line.lstrip()

@@ -52,8 +52,8 @@ class UnguardedCuda(Rule):
     device is the variable already in scope (a module-level device, a `device`
     parameter, `self.device`), else one selection (`accelerator-api`) is added after
     the imports. `torch.device("cuda")` becomes the selection itself. `.cuda(0)` / `"cuda:0"` are
-    treated as `"cuda"`; `.cuda(1)`, `.cuda(rank)` and `"cuda:1"` name one GPU of
-    several and get no fix.
+    treated as `"cuda"`; `.cuda(1)`, `.cuda(rank)`, `"cuda:1"` and `torch.device("cuda",
+    rank)` name one GPU of several and get no fix.
     """
 
     code = "DEV003"
@@ -85,7 +85,9 @@ class UnguardedCuda(Rule):
                 yield Finding(
                     node,
                     '`torch.device("cuda")` without a CUDA availability check',
-                    _replace_literal(node.args[0].value, "{selection}", node),
+                    _replace_literal(node.args[0].value, "{selection}", node)
+                    if all(_is_zero(arg.value) for arg in node.args[1:])  # not ("cuda", rank)
+                    else None,
                 )
             for arg in node.args:
                 keyword = arg.keyword.value if arg.keyword is not None else None

@@ -12,6 +12,9 @@ REPLACEMENTS = {
     "torch.cuda.amp.grad_scaler.GradScaler": 'torch.amp.GradScaler("cuda", ...)',
 }
 
+# torch.cuda.amp.autocast(enabled, dtype, cache_enabled): passed on by keyword
+AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
+
 
 class DeprecatedCudaAmp(Rule):
     """
@@ -40,7 +43,9 @@ class DeprecatedCudaAmp(Rule):
 
     ## Fix safety
     Rewriting to `torch.amp.autocast("cuda", ...)` / `torch.amp.GradScaler("cuda", ...)`
-    is safe: it is what the deprecated functions call.
+    is safe: it is what the deprecated functions call. Positional arguments of
+    `autocast` become keywords (`autocast(False)` -> `autocast("cuda", enabled=False)`),
+    since `torch.amp.autocast` takes `dtype` before `enabled`.
     """
 
     code = "DEV009"
@@ -71,6 +76,12 @@ def _fix(call: CallRecord, function: str) -> FixPlan | None:
         literal_text(source_of(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
         for arg in call.node.args
     ]
+    if function.endswith("autocast"):  # torch.amp.autocast takes dtype before enabled
+        count = sum(arg.keyword is None and not arg.star for arg in call.node.args)
+        if any(arg.star == "*" for arg in call.node.args) or count > len(AUTOCAST_POSITIONAL):
+            return None
+        named = zip(AUTOCAST_POSITIONAL, args[:count], strict=False)
+        args = [f"{name}={text}" for name, text in named] + args[count:]
     arguments = ", ".join(['"cuda"', *args])
     text = function.replace("torch.", "{torch}.", 1) + f"({arguments})"
     return FixPlan(f'Use `{function}("cuda", ...)`', (Replace(call.node, text),))

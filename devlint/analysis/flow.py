@@ -164,6 +164,7 @@ class Analyzer:
         self.conditional = False
         self.attribute_stores: list[AttributeStore] = []
         self.attribute_loads: set[tuple[str, str, str]] = set()
+        self.attribute_parents: set[str] = set()  # ``a``, ``a.b`` for every ``a.b.c`` held
         # Module-level functions, analysed again at a call with the caller's arguments
         # (``preds = predict(model, x)``) to learn what they return; see ``inline_call``.
         self.function_defs: dict[str, cst.FunctionDef] = {}
@@ -213,6 +214,7 @@ class Analyzer:
             key = dotted_name(target)
             if key is not None:
                 self.env[key] = value
+                self._remember(key)
                 self._forget_attributes_of(key)
                 method_key = self._method_key(key)
                 if method_key is not None:
@@ -256,7 +258,18 @@ class Analyzer:
         if record is not None:
             record.reference_only = True
 
+    def _remember(self, key: str) -> str:
+        """Note that ``key`` (``self.net.fc``) is held: its parents may need forgetting."""
+        while "." in key:
+            key = key.rsplit(".", 1)[0]
+            if key in self.attribute_parents:
+                break
+            self.attribute_parents.add(key)
+        return key
+
     def _forget_attributes_of(self, key: str) -> None:
+        if key not in self.attribute_parents:
+            return  # nothing like ``key.attr`` was ever stored: no scan (linear analysis)
         prefix = key + "."
         stale = [name for name in self.env if name.startswith(prefix)]
         for name in stale:
@@ -648,6 +661,7 @@ class Analyzer:
                     # one we cannot see): only an explicit move of the attribute is kept.
                     value = Value(Kind.MODULE, stateless=value.stateless)
                 env[key] = value
+                self._remember(key)
         self.env = env
         self.guarded, self.loop, self.function = item.guarded, None, node
         self.backends_tested = frozenset()

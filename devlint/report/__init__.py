@@ -111,12 +111,13 @@ def relative_path(path: str, cwd: Path | None) -> str | None:
         return None
     target = Path(absolute_path(path, cwd))
     base = Path(os.path.abspath(cwd))
-    for candidate, root in ((target, base), (target.resolve(), base.resolve())):
-        try:
-            return candidate.relative_to(root).as_posix()
-        except ValueError:
-            continue
-    return None
+    if target.is_relative_to(base):
+        return target.relative_to(base).as_posix()
+    try:
+        target, base = target.resolve(), base.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (reported as DEV900) resolves nowhere
+        return None
+    return target.relative_to(base).as_posix() if target.is_relative_to(base) else None
 
 
 def display_path(path: str, cwd: Path | None) -> str:

@@ -1,0 +1,256 @@
+"""``# noqa`` directives: suppression, unused directives (DEV015) and ``--add-noqa``."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from devlint.diagnostics import Diagnostic
+from devlint.engine import CheckOptions, check_path, check_text
+from devlint.fixing import apply_fixes
+from devlint.noqa import line_directives, split_lines
+from devlint.rule import all_rules
+
+DEFAULT = frozenset(code for code, rule in all_rules().items() if rule.default)
+WITH_UNUSED = CheckOptions(DEFAULT | {"DEV015"})
+CUDA = "x = torch.zeros(1).cuda()"
+CLEAN = "y = torch.zeros(1)"
+
+
+def check(text: str, options: CheckOptions = WITH_UNUSED) -> list[Diagnostic]:
+    return check_text(f"import torch\n{text}", "t.py", options)
+
+
+def found(text: str, options: CheckOptions = WITH_UNUSED) -> list[tuple[int, str, str]]:
+    return [(d.start.row, d.code, d.message) for d in check(text, options)]
+
+
+def fixed(text: str) -> str:
+    source = f"import torch\n{text}"
+    fixes = [d.fix for d in check_text(source, "t.py", WITH_UNUSED) if d.code == "DEV015"]
+    result, _ = apply_fixes(source, [fix for fix in fixes if fix])
+    return result.removeprefix("import torch\n")
+
+
+# --- parsing and suppression -------------------------------------------------------------
+
+
+def test_directives_come_from_comments_only() -> None:
+    text = 's = "# noqa: DEV003"\nt = 1  # see below  # NOQA:DEV001,dev003\n'
+    [directive] = line_directives(text).values()
+    assert directive.row == 2
+    assert [code.code for code in directive.codes or ()] == ["DEV001", "DEV003"]
+
+
+def test_a_directive_in_a_string_suppresses_nothing() -> None:
+    assert [code for _, code, _ in found(f'{CUDA}; s = "# noqa"\n')] == ["DEV003"]
+
+
+def test_lines_are_counted_as_python_counts_them() -> None:
+    # str.splitlines() also breaks at form feeds, which shifted every later directive.
+    assert split_lines("a\x0cb\r\nc\rd\ne") == ["a\x0cb\r\n", "c\r", "d\n", "e"]
+    assert found(f"\x0c\n{CUDA}  # noqa: DEV003\n") == []
+
+
+def test_file_level_noqa_silences_internal_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("devlint.engine.analyze", broken)
+    assert [code for _, code, _ in found(f"{CUDA}  # noqa: DEV003\n")] == ["DEV902"]
+    assert found(f"# devlint: noqa\n{CUDA}\n") == []
+    assert found(f"# devlint: noqa: DEV902\n{CUDA}\n") == []
+
+
+# --- DEV015 unused-noqa --------------------------------------------------------------------
+
+
+def test_unused_noqa_is_off_by_default() -> None:
+    assert found(f"{CLEAN}  # noqa: DEV003\n", CheckOptions(DEFAULT)) == []
+
+
+def test_used_directives_are_not_reported() -> None:
+    assert found(f"{CUDA}  # noqa: DEV003\n{CUDA}  # noqa\n") == []
+
+
+def test_unused_blanket_and_unused_codes_are_reported() -> None:
+    assert found(f"{CLEAN}  # noqa\n{CUDA}  # noqa: DEV003, DEV007\n") == [
+        (2, "DEV015", "Unused blanket `noqa` directive"),
+        (3, "DEV015", "Unused `noqa` directive (unused: `DEV007`)"),
+    ]
+
+
+def test_only_selected_devlint_codes_are_judged() -> None:
+    # DEV010 is off by default; E501 belongs to another linter; XYZ999 to nobody.
+    assert found(f"{CLEAN}  # noqa: DEV010, E501, XYZ999\n") == []
+    selected = CheckOptions(DEFAULT | {"DEV010", "DEV015"})
+    assert [row for row, _, _ in found(f"{CLEAN}  # noqa: DEV010\n", selected)] == [2]
+    assert found(f"{CLEAN}  # noqa: DEV003\n", CheckOptions(frozenset({"DEV001", "DEV015"}))) == []
+
+
+def test_unused_noqa_can_itself_be_silenced() -> None:
+    assert found(f"{CLEAN}  # noqa: DEV003, DEV015\n") == []
+    assert found(f"# devlint: noqa: DEV015\n{CLEAN}  # noqa: DEV003\n") == []
+    assert found(f"# devlint: noqa\n{CLEAN}  # noqa: DEV003\n") == []
+
+
+def test_not_judged_when_the_rules_did_not_run() -> None:
+    assert [code for _, code, _ in found(f"{CLEAN}  # noqa: DEV003\nx = (\n")] == ["DEV901"]
+
+
+def test_position_and_fix_safety() -> None:
+    [diagnostic] = check(f"{CLEAN}  # noqa: DEV003\n")
+    assert (diagnostic.start.row, diagnostic.start.column) == (2, 21)
+    assert (diagnostic.end.row, diagnostic.end.column) == (2, 35)
+    assert diagnostic.fix is not None and diagnostic.fix.applicability == "safe"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (f"{CLEAN}  # noqa: DEV003\n", f"{CLEAN}\n"),
+        (f"{CLEAN}  # noqa\n", f"{CLEAN}\n"),
+        (f"{CUDA}  # noqa: DEV007, DEV003, E501\n", f"{CUDA}  # noqa: DEV003, E501\n"),
+        (f"{CLEAN}  # noqa: DEV001  # type: ignore\n", f"{CLEAN}  # type: ignore\n"),
+        (f"{CLEAN}  # type: ignore  # noqa: DEV001\n", f"{CLEAN}  # type: ignore\n"),
+        (f"{CLEAN}  # noqa: DEV001 stale since the fix\n", f"{CLEAN}  # stale since the fix\n"),
+        (f"# noqa: DEV003\n{CLEAN}\n", f"{CLEAN}\n"),
+        (f"{CLEAN}\r\n    # noqa\r\n", f"{CLEAN}\r\n"),
+        (f"{CLEAN}\n# noqa", f"{CLEAN}\n"),
+        (f"{CLEAN}  # noqa: DEV003", f"{CLEAN}"),
+        (f"{CLEAN}  # noqa: DEV003, DEV001\n", f"{CLEAN}\n"),
+    ],
+)
+def test_fix_removes_only_the_unused_part(line: str, expected: str) -> None:
+    assert fixed(line) == expected
+    assert found(expected) == []
+
+
+def _notebook(path: Path, cells: list[str]) -> None:
+    path.write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {"cell_type": "code", "metadata": {}, "source": text.splitlines(True)}
+                    for text in cells
+                ],
+                "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
+
+
+def test_unused_noqa_in_notebooks_names_the_cell(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    _notebook(
+        path, ["import torch  # noqa: F401\n%matplotlib inline  # noqa", f"{CUDA}\n{CLEAN}  # noqa"]
+    )
+    found = [(d.code, d.cell, d.start.row) for d in check_path(path, "nb.ipynb", WITH_UNUSED)]
+    assert found == [("DEV003", 2, 1), ("DEV015", 2, 2)]
+
+
+# --- --add-noqa ----------------------------------------------------------------------------
+
+
+def devlint(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "devlint", "check", "--no-cache", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+
+
+def test_add_noqa_merges_keeps_comments_and_is_idempotent(tmp_path: Path) -> None:
+    source = (
+        "import torch\n"
+        f"{CUDA}\n"
+        f"{CUDA}  # type: ignore[attr-defined]\n"
+        f"{CUDA}  # noqa: E501\n"
+        "y = torch.zeros(1).cuda() + len('''\n"  # this line ends inside a string
+        "''')\n"
+        "z = torch.load('w.pt').cuda()\n"
+    )
+    path = tmp_path / "train.py"
+    path.write_text(source)
+    first = devlint("--add-noqa", "train.py", cwd=tmp_path)
+    assert first.returncode == 1, first.stderr
+    assert first.stderr.splitlines() == [
+        "train.py:5: not added: the line ends inside a string or with a backslash",
+        "Added 5 noqa directives.",
+    ]
+    assert path.read_text().splitlines()[1:] == [
+        f"{CUDA}  # noqa: DEV003",
+        f"{CUDA}  # type: ignore[attr-defined]  # noqa: DEV003",
+        f"{CUDA}  # noqa: E501, DEV003",
+        "y = torch.zeros(1).cuda() + len('''",
+        "''')",
+        "z = torch.load('w.pt').cuda()  # noqa: DEV003, DEV007",
+    ]
+    before = path.read_bytes()
+    second = devlint("--add-noqa", "train.py", cwd=tmp_path)
+    assert second.stderr.splitlines()[-1] == "Added 0 noqa directives."
+    assert path.read_bytes() == before
+    assert [
+        line.split(":")[1] for line in devlint("-q", "train.py", cwd=tmp_path).stdout.splitlines()
+    ] == ["5"]
+
+
+def test_add_noqa_preserves_bytes_encoding_and_mode(tmp_path: Path) -> None:
+    crlf = tmp_path / "crlf.py"
+    crlf.write_bytes(f"\ufeffimport torch\r\n{CUDA}\r\n{CLEAN}\r\n".encode())
+    crlf.chmod(0o750)
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(
+        f"# -*- coding: latin-1 -*-\nimport torch\n{CUDA}  # caf\xe9\n".encode("latin-1")
+    )
+    clean = tmp_path / "clean.py"
+    clean.write_bytes(b"import torch\r\ny = 1\n\x0c\n")
+    clean_before = clean.read_bytes()
+    result = devlint("--add-noqa", ".", cwd=tmp_path)
+    assert (result.returncode, result.stderr.strip()) == (0, "Added 2 noqa directives.")
+    assert (
+        crlf.read_bytes() == f"\ufeffimport torch\r\n{CUDA}  # noqa: DEV003\r\n{CLEAN}\r\n".encode()
+    )
+    assert stat.S_IMODE(crlf.stat().st_mode) == 0o750
+    assert (
+        latin.read_bytes().decode("latin-1").splitlines()[2] == f"{CUDA}  # caf\xe9  # noqa: DEV003"
+    )
+    assert clean.read_bytes() == clean_before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clean.py", "crlf.py", "latin.py"]
+    assert devlint(".", cwd=tmp_path).returncode == 0
+
+
+def test_add_noqa_writes_through_symlinks(tmp_path: Path) -> None:
+    (tmp_path / "real.py").write_text(f"import torch\n{CUDA}\n")
+    (tmp_path / "link.py").symlink_to("real.py")
+    assert devlint("--add-noqa", "link.py", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "link.py").is_symlink()
+    assert (tmp_path / "real.py").read_text().endswith("# noqa: DEV003\n")
+
+
+def test_add_noqa_leaves_notebooks_and_rejects_stdin(tmp_path: Path) -> None:
+    notebook = tmp_path / "nb.ipynb"
+    _notebook(notebook, ["import torch", CUDA])
+    before = notebook.read_bytes()
+    result = devlint("--add-noqa", "nb.ipynb", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "nb.ipynb: --add-noqa does not support notebooks yet",
+        "Added 0 noqa directives.",
+    ]
+    assert notebook.read_bytes() == before
+    piped = devlint("--add-noqa", "-", cwd=tmp_path, stdin=f"import torch\n{CUDA}\n")
+    assert piped.returncode == 2
+    assert piped.stderr.strip() == "error: --add-noqa cannot change stdin; give file paths"
