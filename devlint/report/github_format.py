@@ -1,10 +1,12 @@
 """GitHub Actions workflow commands: one ``::error`` annotation per diagnostic.
 
-    ::error title=devlint (DEV001),file=src/a.py,line=12,col=5,endLine=12,endColumn=10::DEV001 message
+    ::error file=src/a.py,line=12,col=5,title=DEV001::message
+
+(the form SPEC §2 gives).
 
 Lines and columns of a notebook diagnostic count from its cell, not from the ``.ipynb``
 file, so such an annotation is attached to the file as a whole and its message names the
-cell (``cell 3:4:1: DEV001 message``).
+cell (``cell 3:4:1: message``).
 """
 
 from __future__ import annotations
@@ -27,20 +29,13 @@ def escape_property(text: str) -> str:
 
 
 def annotation(diagnostic: Diagnostic, options: ReportOptions) -> str:
-    properties = {
-        "title": f"devlint ({diagnostic.code})",
-        "file": display_path(diagnostic.path, options.cwd),
-    }
-    message = f"{diagnostic.code} {diagnostic.message}"
+    properties = {"file": display_path(diagnostic.path, options.cwd)}
+    message = diagnostic.message
     if diagnostic.cell is None:
-        properties.update(
-            line=str(diagnostic.start.row),
-            col=str(diagnostic.start.column),
-            endLine=str(diagnostic.end.row),
-            endColumn=str(diagnostic.end.column),
-        )
+        properties.update(line=str(diagnostic.start.row), col=str(diagnostic.start.column))
     else:
         message = f"{position(diagnostic)}: {message}"
+    properties["title"] = diagnostic.code
     joined = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
     return f"::error {joined}::{escape_data(message)}"
 

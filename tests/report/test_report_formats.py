@@ -553,22 +553,21 @@ def test_github_annotation(sample: list[Diagnostic], cwd: Path) -> None:
     lines = run("github", sample, cwd).splitlines()
     assert len(lines) == len(sample)
     assert (
-        "::error title=devlint (DEV001),file=src/a.py,line=12,col=5,endLine=12,endColumn=10::"
-        "DEV001 `.numpy()` on a tensor that may be on cuda; call `.cpu()` first"
+        "::error file=src/a.py,line=12,col=5,title=DEV001::"
+        "`.numpy()` on a tensor that may be on cuda; call `.cpu()` first"
     ) in lines
-    assert (
-        "::error title=devlint (DEV003),file=nb.ipynb::cell 3:4:1: DEV003 `.cuda()` in a notebook"
-        in lines
+    assert "::error file=nb.ipynb,title=DEV003::cell 3:4:1: `.cuda()` in a notebook" in lines
+    assert all(
+        re.match(r"::error file=[^,]+,(line=\d+,col=\d+,)?title=DEV\d{3}::", x) for x in lines
     )
-    assert all(line.startswith("::error title=devlint (DEV") for line in lines)
 
 
 def test_github_escaping(cwd: Path) -> None:
     odd = make(path="dir,x/we:ird%.py", message="100% bad\r\nsecond line: a, b")
     [line] = run("github", [odd], cwd).splitlines()
     assert line == (
-        "::error title=devlint (DEV001),file=dir%2Cx/we%3Aird%25.py,line=1,col=1,endLine=1,endColumn=5::"
-        "DEV001 100%25 bad%0D%0Asecond line: a, b"
+        "::error file=dir%2Cx/we%3Aird%25.py,line=1,col=1,title=DEV001::"
+        "100%25 bad%0D%0Asecond line: a, b"
     )
 
 
