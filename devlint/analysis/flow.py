@@ -127,10 +127,23 @@ def _is_loss_like_name(name: str) -> bool:
 
 
 def _string_value(expr: cst.BaseExpression) -> str | None:
+    """The value of a string literal; plain ones without ``literal_eval`` (a hot path)."""
     if isinstance(expr, cst.SimpleString):
+        raw = expr.value
+        if raw[0] in "'\"" and "\\" not in raw:
+            return raw[3:-3] if raw[:3] in ('"""', "'''") else raw[1:-1]
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None
+
+
+def _number_value(node: cst.Integer | cst.Float) -> object:
+    """The value of a number literal, without ``literal_eval`` where plain."""
+    try:
+        text = node.value.replace("_", "")
+        return int(text, 0) if isinstance(node, cst.Integer) else float(text)
+    except ValueError:  # 0o17-style octal is fine for int(..., 0); this is the rest
+        return node.evaluated_value
 
 
 class Analyzer:
@@ -733,7 +746,7 @@ class Analyzer:
                 return Value(Kind.DEVICE, CUDA, from_literal=not self.guarded)
             return UNKNOWN
         if isinstance(node, cst.Integer | cst.Float):
-            return Value(Kind.CONSTANT, constant=node.evaluated_value)
+            return Value(Kind.CONSTANT, constant=_number_value(node))
         if isinstance(node, cst.Subscript):
             return self.subscript(node)
         if isinstance(node, cst.BinaryOperation):
