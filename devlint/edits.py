@@ -75,8 +75,14 @@ class FixContext:
         header: list[str] = []
         names: dict[str, str] = {}
         if needed:
-            torch_name = self._torch_name()
+            found = self._torch_name(first_row)
+            torch_name, unconditional = found if found else (None, True)
             if torch_name is None:
+                collector = _Bindings()
+                for statement in self.module.body:
+                    statement.visit(collector)
+                if "torch" in collector.names:
+                    return None  # ``torch`` is something else, or only sometimes torch, here
                 torch_name = "torch"
                 header.append("import torch")
             names["torch"] = torch_name
@@ -92,6 +98,8 @@ class FixContext:
             if device is None:
                 return None
             if device == "":
+                if not unconditional:
+                    return None  # a selection at module level would run without torch
                 device = DEVICE_NAME
                 selection = selection_code(self.accelerator_api, names["torch"], self.module.code)
                 header.append(f"{device} = {selection}")
@@ -123,11 +131,29 @@ class FixContext:
 
     # -- names in scope
 
-    def _torch_name(self) -> str | None:
-        bound = _top_level_torch_imports(self.module)  # not one in a branch: maybe unbound
+    def _torch_name(self, row: int) -> tuple[str, bool] | None:
+        """The name torch is imported as at module level, and whether unconditionally.
+
+        Imports in a module-level ``try:`` count; those in the first branch of a module-level
+        ``if`` (``if is_torch_available(): import torch``) only for edits outside that ``if``;
+        other branches never (the name may be unbound where the edit is).
+        """
+        bound: dict[str, bool] = {}
+        for top in self.module.body:
+            blocks: list[tuple[Sequence[cst.CSTNode], bool]] = [([top], True)]
+            if isinstance(top, cst.Try):
+                blocks = [(top.body.body, True)]
+            elif isinstance(top, cst.If):
+                span = self.positions[top]
+                inside = span.start.line <= row <= span.end.line
+                typing_only = "TYPE_CHECKING" in self.module.code_for_node(top.test)
+                blocks = [] if inside or typing_only else [(top.body.body, False)]
+            for statements, unconditional in blocks:
+                for name in _torch_import_names(statements):
+                    bound[name] = bound.get(name, False) or unconditional
         for name, value in self.facts.module_names.items():
             if value.kind is Kind.IMPORTED and value.qualname == "torch" and name in bound:
-                return name
+                return name, bound[name]
         return None
 
     def _device_name(self, row: int) -> str | None:
@@ -207,6 +233,8 @@ class FixContext:
                 break
             if _is_import(statement) or _is_docstring(statement, self.module):
                 row = span.end.line
+            elif isinstance(statement, cst.Try) and any(map(_is_import, statement.body.body)):
+                row = span.end.line  # try: import torch / except ImportError: ...
         if row == 0 and self.module.body:  # after the header comments (shebang, cookie)
             return self.positions[self.module.body[0]].start.line
         return row + 1
@@ -235,10 +263,10 @@ def _edit_key(edit: Edit) -> tuple[Location, Location]:
     return (edit.start, edit.end)
 
 
-def _top_level_torch_imports(module: cst.Module) -> set[str]:
-    """The names that ``import torch`` / ``import torch as T`` statements of the module bind."""
+def _torch_import_names(statements: Sequence[cst.CSTNode]) -> set[str]:
+    """The names that ``import torch`` / ``import torch as T`` among ``statements`` bind."""
     names = set()
-    for statement in module.body:
+    for statement in statements:
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             for alias in small.names if isinstance(small, cst.Import) else ():
                 if alias.asname is None and alias.evaluated_name.split(".")[0] == "torch":

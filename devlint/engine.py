@@ -92,8 +92,8 @@ def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnosti
     except cst.ParserSyntaxError as error:
         message, row, column = _syntax_error(text, error)
         return _engine_diagnostic(SYNTAX_ERROR, message, display, row, column, options)
-    except (RecursionError, MemoryError, ValueError) as error:
-        return _internal_error(error, text, display, options)
+    except (RecursionError, MemoryError, ValueError, cst.CSTValidationError) as error:
+        return _internal_error(error, text, display, options)  # libcst refuses `x is not.0`
     outcome: list[list[Diagnostic] | BaseException] = []
 
     def run() -> None:

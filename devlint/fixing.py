@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -143,9 +143,25 @@ class _ImportRemover(cst.CSTTransformer):
 
     def __init__(self, names: set[str]) -> None:
         self.names = names
+        self.comments: list[cst.EmptyLine] = []  # above a removed statement: kept
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         return not isinstance(node, cst.BaseCompoundStatement)  # module level only
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> Any:
+        result = super().on_leave(original, updated)
+        if isinstance(updated, cst.SimpleStatementLine) and not updated.body:
+            self.comments += [line for line in updated.leading_lines if line.comment]
+            return cst.RemoveFromParent()
+        if self.comments and isinstance(result, cst.Module):
+            return result.with_changes(footer=[*self.comments, *result.footer])
+        if self.comments and isinstance(
+            result, cst.SimpleStatementLine | cst.BaseCompoundStatement
+        ):
+            lines = [*self.comments, *result.leading_lines]
+            self.comments = []
+            return result.with_changes(leading_lines=lines)
+        return result
 
     def leave_Import(
         self, original: cst.Import, updated: cst.Import
