@@ -18,7 +18,7 @@ their JSON, outputs and magics, and a second fix changes no byte.
 
 The default profile is small (a few dozen examples per test, deterministic) and runs with
 the suite. The campaign profile draws 2 000 random examples per test (over 10 000 in all;
-about half an hour on two cores):
+about 15 minutes on two cores):
 
     HYPOTHESIS_PROFILE=campaign python -m pytest tests/test_fuzz.py -p no:cacheprovider
 
