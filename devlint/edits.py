@@ -52,6 +52,7 @@ class FixContext:
     header_row: int = 0  # new lines go before this row (set by ``build_all``)
     _scopes: list[tuple[int, int, cst.FunctionDef | cst.ClassDef]] | None = None
     _lines: list[str] | None = None
+    _module_names: set[str] | None = None
 
     def build_all(self, plans: Sequence[tuple[FixPlan, Applicability]]) -> list[Fix | None]:
         """Each plan as a fix (None where it cannot be written safely here).
@@ -78,10 +79,7 @@ class FixContext:
             found = self._torch_name(first_row)
             torch_name, unconditional = found if found else (None, True)
             if torch_name is None:
-                collector = _Bindings()
-                for statement in self.module.body:
-                    statement.visit(collector)
-                if "torch" in collector.names:
+                if "torch" in self._module_bindings():
                     return None  # ``torch`` is something else, or only sometimes torch, here
                 torch_name = "torch"
                 header.append("import torch")
@@ -131,6 +129,15 @@ class FixContext:
 
     # -- names in scope
 
+    def _module_bindings(self) -> set[str]:
+        """Names bound at module level (computed once per file, not once per fix)."""
+        if self._module_names is None:
+            collector = _Bindings()
+            for statement in self.module.body:
+                statement.visit(collector)
+            self._module_names = collector.names
+        return self._module_names
+
     def _torch_name(self, row: int) -> tuple[str, bool] | None:
         """The name torch is imported as at module level, and whether unconditionally.
 
@@ -168,10 +175,7 @@ class FixContext:
         for name, end_row in self._module_devices():
             if function is not None or end_row < row:
                 return name
-        collector = _Bindings()
-        for statement in self.module.body:
-            statement.visit(collector)
-        if DEVICE_NAME in collector.names:
+        if DEVICE_NAME in self._module_bindings():
             return None  # ``device`` already means something else here
         return ""
 
