@@ -6,7 +6,8 @@ import ast
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import accumulate
 from pathlib import Path
@@ -27,6 +28,8 @@ DEEP_RECURSION_LIMIT = 30_000
 BIG_STACK_BYTES = 512 * 1024 * 1024
 
 _LIBCST_POSITION = re.compile(r"error at (\d+):(\d+)")
+_VALIDATING = vars(cst.CSTNode).get("__post_init__")
+_UNVALIDATED = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,11 @@ def _check_notebook(path: Path, display: str, options: CheckOptions) -> list[Dia
 
 def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnostic]:
     """Check Python source text; never raises for anything the file contains."""
+    with unvalidated_nodes():
+        return _check_text(text, display, options)
+
+
+def _check_text(text: str, display: str, options: CheckOptions) -> list[Diagnostic]:
     if _bracket_depth(text) > MAX_BRACKET_DEPTH:
         # libcst takes minutes on deeply nested brackets and crashes the process on
         # thousands; CPython refuses more than 200 levels, so ask it first.
@@ -93,7 +101,7 @@ def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnosti
         message, row, column = _syntax_error(text, error)
         return _engine_diagnostic(SYNTAX_ERROR, message, display, row, column, options)
     except (RecursionError, MemoryError, ValueError, cst.CSTValidationError) as error:
-        return _internal_error(error, text, display, options)  # libcst refuses `x is not.0`
+        return _internal_error(error, text, display, options)
     outcome: list[list[Diagnostic] | BaseException] = []
 
     def run() -> None:
@@ -120,6 +128,33 @@ def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnosti
             pass
         return _internal_error(result, text, display, options)
     return suppress(result, text, display, options.codes)
+
+
+@contextmanager
+def unvalidated_nodes() -> Iterator[None]:
+    """While libcst parses code and rebuilds parsed trees: no per-node validation.
+
+    libcst checks every node as it is constructed (``CSTNode.__post_init__`` calls
+    ``_validate``), a guard meant for trees built by hand. On parser output, and on the
+    copies its visitors build of it, it re-checks what the grammar has just accepted, at
+    about 15 % of the parse time, and refuses some valid code (``x is not.0``). Whatever
+    devlint writes is parsed again before it counts (fixes are text), so it switches the
+    check off around its parses and visits. The hook belongs to the class: one such block
+    runs at a time in a process; do not nest them.
+    """
+    if _VALIDATING is None:  # a libcst without the hook: nothing to switch off
+        yield
+        return
+    with _UNVALIDATED:
+        cst.CSTNode.__post_init__ = _trust_the_parser  # type: ignore[method-assign,assignment]
+        try:
+            yield
+        finally:
+            cst.CSTNode.__post_init__ = _VALIDATING  # type: ignore[method-assign]
+
+
+def _trust_the_parser(node: cst.CSTNode) -> None:
+    """Stands in for ``CSTNode.__post_init__`` inside ``unvalidated_nodes``."""
 
 
 def _on_big_stack(function: Callable[[], None]) -> None:

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import libcst as cst
 
 from devlint.diagnostics import Diagnostic, Fix, Location
-from devlint.engine import CheckOptions, check_path, check_text
+from devlint.engine import CheckOptions, check_path, check_text, unvalidated_nodes
 from devlint.rule import all_rules
 from devlint.source import ChangedOnDisk, UnreadableSource, decode, write_atomically
 
@@ -120,8 +120,8 @@ def drop_unused_imports(before: str, after: str) -> str:
     unused = _imported_names(after) & (_used_names(before) - _used_names(after))
     if not unused:
         return after
-    module = cst.parse_module(after)
-    cleaned = module.visit(_ImportRemover(unused)).code
+    with unvalidated_nodes():
+        cleaned = cst.parse_module(after).visit(_ImportRemover(unused)).code
     return cleaned if _parses(cleaned) else after
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from devlint.engine import CheckOptions, check_path, check_text
+import libcst as cst
+import pytest
+
+from devlint.engine import CheckOptions, check_path, check_text, unvalidated_nodes
 from devlint.rule import all_rules
 
 ALL = CheckOptions(frozenset(all_rules()) - {"DEV015"})  # unused noqa: tests/test_noqa.py
@@ -14,6 +17,26 @@ CUDA_LINE = "import torch\nx = torch.zeros(3).cuda(){comment}\n"
 
 def codes(text: str, options: CheckOptions = ALL) -> list[tuple[int, str]]:
     return [(d.start.row, d.code) for d in check_text(text, "t.py", options)]
+
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+def test_parse_without_node_validation_builds_the_same_trees() -> None:
+    sources = [path.read_text(encoding="utf-8") for path in sorted(FIXTURES.rglob("*.py"))]
+    sources.append(Path(__file__).read_text(encoding="utf-8"))
+    for source in sources:
+        with unvalidated_nodes():
+            module = cst.parse_module(source)
+        assert module.deep_equals(cst.parse_module(source))
+        assert module.code == source
+
+
+def test_node_validation_is_back_on_after_the_block() -> None:
+    with unvalidated_nodes():
+        cst.parse_module("x = 1\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not an identifier")
 
 
 def test_reports_with_one_based_positions() -> None:
