@@ -135,8 +135,9 @@ def suppress(
 ) -> list[Diagnostic]:
     """Drop the diagnostics that ``text``'s directives silence.
 
-    With ``judge_unused`` (the rules ran) and DEV015 selected, also report each line
-    directive, or each of its selected codes, that silenced nothing (as file ``display``).
+    With ``judge_unused`` (the rules ran) and DEV015 selected, also report each selected
+    code of a line directive that silenced nothing (as file ``display``); blanket
+    directives are never reported.
     """
     report_unused = judge_unused and UNUSED_NOQA in selected
     if (not diagnostics and not report_unused) or "noqa" not in text.lower():
@@ -178,32 +179,29 @@ def _unused(
     display: str,
 ) -> Diagnostic | None:
     """The DEV015 diagnostic for ``directive``, or None when it is used or not judged."""
-    if not directive.in_comment:
+    # A blanket directive (no codes) is never judged: flake8, ruff and other tools read it
+    # too, and devlint cannot know what it silences for them.
+    if not directive.in_comment or directive.codes is None:
         return None
-    if directive.codes is None:
-        if used:
-            return None
-        message = "Unused blanket `noqa` directive"
-    else:
-        codes = [code.code for code in directive.codes]
-        if UNUSED_NOQA in codes:  # the user silenced this very report
-            return None
-        # Only codes devlint knows and ran can be judged: others may be for other tools
-        # or for another selection of rules.
-        known = all_rules()
-        unused = [c for c in codes if c in known and c in selected and c not in used]
-        if not unused:
-            return None
-        listed = ", ".join(f"`{code}`" for code in dict.fromkeys(unused))
-        message = f"Unused `noqa` directive (unused: {listed})"
-        kept = [c for c in directive.codes if c.code not in unused]
-        if kept:
-            edit = Edit(
-                ", ".join(dict.fromkeys(c.code for c in kept)),
-                Location(directive.row, directive.codes[0].start + 1),
-                Location(directive.row, directive.codes[-1].end + 1),
-            )
-            return _diagnostic(directive, message, edit, display)
+    codes = [code.code for code in directive.codes]
+    if UNUSED_NOQA in codes:  # the user silenced this very report
+        return None
+    # Only codes devlint knows and ran can be judged: others may be for other tools
+    # or for another selection of rules.
+    known = all_rules()
+    unused = [c for c in codes if c in known and c in selected and c not in used]
+    if not unused:
+        return None
+    listed = ", ".join(f"`{code}`" for code in dict.fromkeys(unused))
+    message = f"Unused `noqa` directive (unused: {listed})"
+    kept = [c for c in directive.codes if c.code not in unused]
+    if kept:
+        edit = Edit(
+            ", ".join(dict.fromkeys(c.code for c in kept)),
+            Location(directive.row, directive.codes[0].start + 1),
+            Location(directive.row, directive.codes[-1].end + 1),
+        )
+        return _diagnostic(directive, message, edit, display)
     return _diagnostic(directive, message, _removal(directive, lines), display)
 
 

@@ -149,6 +149,9 @@ def _add_mps(conditional: Conditional) -> FixPlan | None:
         fallback, anchor, keyword = [conditional.next_statement], conditional.next_statement, "if"
     else:
         return None
+    # The MPS branch assigns what the fallback assigns; its messages (``print("No GPU,
+    # using the CPU")``) would be wrong there.
+    fallback = [line for line in fallback if not _is_bare_expression(line)] or fallback
     lines = statement_lines(fallback, rewrite=False)
     block = cst.IndentedBlock(body=fallback)
     variant = mps_variant(block) if lines is not None else None
@@ -157,6 +160,12 @@ def _add_mps(conditional: Conditional) -> FixPlan | None:
     body = [line.strip() for line in variant.splitlines() if line.strip()]
     text = f"{keyword} {mps_test}:" + "".join("{nl}{indent}{tab}" + line for line in body)
     return FixPlan(THREE_WAY, (Replace(anchor, text + "{nl}{indent}", "before"),))
+
+
+def _is_bare_expression(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Expr) for small in statement.body
+    )
 
 
 def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Placement]:
@@ -174,14 +183,21 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
 
 
 def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:
-    """The device a branch assigns or returns, when it ends by doing exactly that."""
+    """The device a branch returns (its last statement) or assigns last (printing aside)."""
     if not statements:
         return None
     last = statements[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        last = last.body[-1]
-    if isinstance(last, cst.Assign | cst.Return) and last.value is not None:
-        return _device(facts, last.value)
+    if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return):
+        returned = last.body[-1].value
+        return _device(facts, returned) if returned is not None else None
+    for statement in reversed(statements):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in reversed(statement.body):
+            if isinstance(small, cst.Assign):
+                chosen = _device(facts, small.value)
+                if chosen is not None:
+                    return chosen
     return None
 
 

@@ -1,8 +1,9 @@
+import re
 from collections.abc import Iterator
 
 import libcst as cst
 
-from devlint.analysis.facts import CallRecord, FileFacts
+from devlint.analysis.facts import CallRecord, FileFacts, Site
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 REPLACEMENTS = {
@@ -15,12 +16,34 @@ REPLACEMENTS = {
 # torch.cuda.amp.autocast(enabled, dtype, cache_enabled): passed on by keyword
 AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
 
+NEW_API = ("torch.amp.", "torch.autocast")
+# What an old torch raises for the new API: no ``torch.amp`` (AttributeError, ImportError),
+# no ``device`` argument to ``torch.amp.GradScaler`` (TypeError, before 2.3).
+FALLBACK_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "TypeError"})
+# ``torch.__version__``, ``is_torch_version(...)``, ``TORCH_VERSION``,
+# ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_1_10``: names that test the torch release.
+_VERSION_NAME = re.compile(r"version|torch\w*(\d|greater|less|newer|older)", re.IGNORECASE)
+
 
 class DeprecatedCudaAmp(Rule):
     """
     ## What it does
     Checks for `torch.cuda.amp.autocast(...)` and `torch.cuda.amp.GradScaler(...)`,
     through any import form.
+
+    Fallbacks for old PyTorch releases are not reported: a call in an `except` handler
+    for `AttributeError`, `ImportError`, `ModuleNotFoundError` or `TypeError` (what the
+    new API raises on an old release), and a call in one branch of an `if` or conditional
+    expression that tests the torch version (`version.parse(torch.__version__) < ...`,
+    `hasattr(torch, "amp")`, `_TORCH_GREATER_EQUAL_2_4`, `is_torch_version(...)`) when the
+    other branch uses `torch.amp`:
+
+    ```python
+    try:
+        scaler = torch.amp.GradScaler(device.type)
+    except (AttributeError, TypeError):  # torch < 2.3
+        scaler = torch.cuda.amp.GradScaler()
+    ```
 
     ## Why is this bad?
     Both are deprecated since PyTorch 2.4 (`FutureWarning`) in favour of the
@@ -55,8 +78,16 @@ class DeprecatedCudaAmp(Rule):
     needs = ("amp",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
+        new_api_parts = {
+            id(branch.part)
+            for call in facts.calls
+            if call.callee is not None and call.callee.startswith(NEW_API)
+            for branch in call.site.branches
+        }
         for call in facts.calls:
-            if call.callee in REPLACEMENTS:
+            if call.callee in REPLACEMENTS and not _old_torch_fallback(
+                call.site, new_api_parts, facts
+            ):
                 old = call.callee.rsplit(".", 1)[-1]
                 new = REPLACEMENTS[call.callee]
                 yield Finding(
@@ -64,6 +95,50 @@ class DeprecatedCudaAmp(Rule):
                     f"`torch.cuda.amp.{old}` is deprecated; use `{new}`",
                     _fix(call, new.split("(", 1)[0]),
                 )
+
+
+def _old_torch_fallback(site: Site, new_api_parts: set[int], facts: FileFacts) -> bool:
+    """Whether ``site`` is the old-release side of a try/except or a version test."""
+    for branch in site.branches:
+        node, part = branch.node, branch.part
+        if isinstance(part, cst.ExceptHandler | cst.ExceptStarHandler):
+            if part.type is not None and _names(part.type) & FALLBACK_ERRORS:
+                return True
+        elif isinstance(node, cst.If | cst.IfExp):
+            other = node.orelse if part is node.body else node.body
+            if id(other) in new_api_parts and _tests_version(node.test, facts):
+                return True
+    return False
+
+
+def _names(types: cst.BaseExpression) -> set[str]:
+    """``AttributeError``, ``(ImportError, builtins.TypeError)`` -> their last names."""
+    elements = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+    found = set()
+    for element in elements:
+        if isinstance(element, cst.Name):
+            found.add(element.value)
+        elif isinstance(element, cst.Attribute):
+            found.add(element.attr.value)
+    return found
+
+
+def _tests_version(test: cst.CSTNode, facts: FileFacts) -> bool:
+    """A test of the torch release: a version name, or ``hasattr(torch..., ...)``."""
+    if isinstance(test, cst.Name) and _VERSION_NAME.search(test.value):
+        return True
+    if isinstance(test, cst.Attribute) and _VERSION_NAME.search(test.attr.value):
+        return True
+    if (
+        isinstance(test, cst.Call)
+        and isinstance(test.func, cst.Name)
+        and test.func.value == "hasattr"
+        and test.args
+    ):
+        owner = facts.value_of(test.args[0].value)
+        if owner.qualname is not None and owner.qualname.split(".", 1)[0] == "torch":
+            return True
+    return any(_tests_version(child, facts) for child in test.children)
 
 
 def _fix(call: CallRecord, function: str) -> FixPlan | None:

@@ -1,19 +1,12 @@
 from collections.abc import Iterator
 
+from devlint.analysis import torch_api
 from devlint.analysis.facts import FileFacts
 from devlint.rule import Finding, Rule
 
-# torch.cuda functions that raise where CUDA is absent (checked on a CPU-only build);
-# memory_allocated, empty_cache, manual_seed(_all) and friends are no-ops there.
-RAISING = frozenset(
-    f"torch.cuda.{name}"
-    for name in (
-        "synchronize", "get_device_name", "get_device_properties", "get_device_capability",
-        "current_device", "set_device", "mem_get_info", "current_stream", "default_stream",
-        "reset_peak_memory_stats", "memory_summary", "ipc_collect", "get_rng_state",
-        "set_rng_state", "initial_seed", "Stream", "Event", "stream", "device",
-    )
-)  # fmt: skip
+# torch.cuda functions that raise where CUDA is absent (the table lives with the analysis,
+# which also uses it: after one of them has run, CUDA is known to be there).
+RAISING = torch_api.CUDA_ONLY_CALLS
 
 
 class UnguardedCudaCall(Rule):
@@ -22,6 +15,15 @@ class UnguardedCudaCall(Rule):
     Checks for `torch.cuda.*` calls that raise without CUDA (`synchronize`,
     `get_device_name`, `set_device`, `current_device`, ...) outside an availability guard
     (the same guards as DEV003).
+
+    Code written to run with CUDA only is left alone: methods named for CUDA
+    (`def cuda(self)`, `_replay_cuda_graph`), module-level functions named for CUDA that
+    the file never calls unguarded, functions the file only calls after a check, methods
+    of a class whose `__init__` refuses to run without CUDA, branches on DDP
+    `device_ids is not None`, code after `init_process_group("nccl")`, and modules that
+    import a CUDA-only package (`triton`, `apex`, `megatron`, ...) at module level.
+    `torch.cuda.stream(s)` is not reported: it does nothing for `None`, and any real
+    stream came from a call that is.
 
     ## Why is this bad?
     Timing code, logging of the GPU name or device selection by index crash the whole
@@ -49,7 +51,7 @@ class UnguardedCudaCall(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:
-            if call.callee in RAISING and not call.site.guarded:
+            if call.callee in RAISING and not (call.site.guarded or call.site.cuda_required):
                 yield Finding(
                     call.node,
                     f"`{call.callee}()` raises without CUDA; check `torch.cuda.is_available()`",

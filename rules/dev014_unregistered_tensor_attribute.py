@@ -16,8 +16,7 @@ class UnregisteredTensorAttribute(Rule):
 
     ## Why is this bad?
     `model.to(device)` moves parameters and buffers only. The plain attribute stays on
-    the CPU, and `forward` fails with a device mismatch on the GPU; it is also missing
-    from the `state_dict`.
+    the CPU, and `forward` fails with a device mismatch on the GPU.
 
     ## Example
     ```python
@@ -32,12 +31,17 @@ class UnregisteredTensorAttribute(Rule):
     class Normalize(nn.Module):
         def __init__(self):
             super().__init__()
-            self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]))
+            self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]), persistent=False)
     ```
 
     ## Fix safety
-    Registering a buffer is unsafe: it adds the tensor to the `state_dict`, which changes
-    the checkpoints the model writes and expects.
+    The fix registers a non-persistent buffer (`persistent=False`): it moves with the
+    module but stays out of the `state_dict`, so the checkpoints the model writes keep
+    their keys and earlier ones still load with `strict=True`. It is unsafe nonetheless:
+    a buffer also follows the module's dtype casts (`model.half()` casts floating-point
+    buffers), is listed by `named_buffers()` and is broadcast by
+    `DistributedDataParallel`. Drop `persistent=False` where the tensor should be saved
+    with the model.
     """
 
     code = "DEV014"
@@ -72,7 +76,7 @@ def _init_of(store: AttributeStore, facts: FileFacts) -> cst.FunctionDef | None:
 
 
 def _fix(store: AttributeStore, init: cst.FunctionDef | None) -> FixPlan | None:
-    """``self.x = torch.ones(3)`` -> ``self.register_buffer("x", torch.ones(3))``."""
+    """``self.x = torch.ones(3)`` -> ``self.register_buffer("x", torch.ones(3), persistent=False)``."""
     if init is None:
         return None
     for statement in init.body.body:
@@ -83,6 +87,6 @@ def _fix(store: AttributeStore, init: cst.FunctionDef | None) -> FixPlan | None:
             if len(targets) == 1 and targets[0].target is store.target:
                 assert isinstance(small, cst.Assign)
                 value = literal_text(source_of(small.value))
-                text = f'self.register_buffer("{store.attribute}", {value})'
-                return FixPlan("Register it as a buffer", (Replace(small, text),))
+                text = f'self.register_buffer("{store.attribute}", {value}, persistent=False)'
+                return FixPlan("Register it as a non-persistent buffer", (Replace(small, text),))
     return None

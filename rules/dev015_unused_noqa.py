@@ -4,11 +4,12 @@ from devlint.rule import Rule
 class UnusedNoqa(Rule):
     """
     ## What it does
-    Reports a `# noqa` directive that silenced nothing in this run: a blanket `# noqa` on
-    a line without any diagnostic, or the codes of a `# noqa: DEV001, DEV005` that no
-    diagnostic on that line has. Only devlint codes of rules that were selected and ran
-    are judged: `# noqa: E501` (another linter's code) and the code of a rule that is not
-    selected are left alone, since another tool or configuration may need them.
+    Reports the codes of a `# noqa: DEV001, DEV005` directive that no diagnostic on that
+    line has in this run. Only devlint codes of rules that were selected and ran are
+    judged: `# noqa: E501` (another linter's code) and the code of a rule that is not
+    selected are left alone, since another tool or configuration may need them. For the
+    same reason a blanket `# noqa` (no codes) is never reported: flake8, ruff and other
+    tools honour it too, and devlint cannot tell what it silences for them.
 
     Off by default, like ruff's RUF100: enable it with `--extend-select DEV015`.
 
@@ -19,13 +20,13 @@ class UnusedNoqa(Rule):
     ## Example
     ```python
     model = torch.load(path, map_location=device)  # noqa: DEV007
-    batch = batch.to(device)  # noqa
+    batch = batch.to(device)  # noqa: DEV003, E501
     ```
 
     ## Use instead
     ```python
     model = torch.load(path, map_location=device)
-    batch = batch.to(device)
+    batch = batch.to(device)  # noqa: E501
     ```
 
     ## Fix safety

@@ -17,6 +17,19 @@ class LoaderLoop:
 
 
 @dataclass(frozen=True, slots=True)
+class Branch:
+    """One part of an ``if`` statement, conditional expression or ``try`` that code runs in.
+
+    ``part`` is the node of that part: ``node.body`` or ``node.orelse`` of an ``If`` /
+    ``IfExp``, ``node.body`` of a ``Try`` or one of its ``ExceptHandler``s. Two sites are in
+    the same part when their branches hold the same ``part`` node (compare with ``is``).
+    """
+
+    node: cst.If | cst.IfExp | cst.Try | cst.TryStar
+    part: cst.CSTNode
+
+
+@dataclass(frozen=True, slots=True)
 class Site:
     """The context in which an expression was evaluated."""
 
@@ -25,6 +38,14 @@ class Site:
     function: cst.FunctionDef | None  # innermost enclosing function
     class_name: str | None = None  # the class whose method this is
     conditional: bool = False  # inside an if/while/try nested in the loader loop's body
+    # The enclosing if/else, conditional-expression and try/except parts, outermost first;
+    # a function body continues the branches its ``def`` statement ran in.
+    branches: tuple[Branch, ...] = ()
+    # Written to run with CUDA only, though nothing tests for it: a contract visible in the
+    # file (a method named for CUDA, callers that check first, an NCCL process group, a
+    # CUDA-only package...; the *CUDA required* notes in flow.py). Weaker than ``guarded``:
+    # only DEV011 uses it; placements (DEV003) and pin_memory (DEV005) keep to guards.
+    cuda_required: bool = False
 
 
 @dataclass(slots=True)

@@ -8,9 +8,28 @@ module's final environment, as they would when called from a script's main code.
 
 Along the way it records, for the rules: every call with the values of its parts
 (``CallRecord``), every operation that combines tensors (``Mix``), every conditional
-(``Conditional``), and whether each point is *guarded* by a CUDA availability test.
+(``Conditional``), whether each point is *guarded* by a CUDA availability test, and the
+if/else, conditional-expression and try/except parts it runs in (``Site.branches``).
 Branches are joined; loops run to a fixpoint (bounded); early exits guard the rest of
 their block.
+
+*CUDA required* (``Site.cuda_required``) is weaker than guarded: nothing tested for CUDA,
+but the code is written to run with CUDA only, by a contract visible in the file. It holds
+- after ``init_process_group("nccl")`` on the same path (NCCL is the GPU backend): like
+  an assert, branch-local, joined after ``if`` and ``try``, dropped after loops,
+  comprehensions and the right of ``and``/``or``; a function defined after it inherits it.
+  An earlier call that merely raises without CUDA (``.cuda()``, ``torch.cuda.synchronize()``)
+  does not count: each unguarded call is its own report, as users label them;
+- in every method of a class whose ``__init__`` requires CUDA (or is guarded: ``if not
+  torch.cuda.is_available(): raise``) on each path that returns;
+- in a method named for CUDA (``def cuda(self)``, ``def _replay_cuda_graph``);
+- in a module-level function named for CUDA that this file never calls from code where
+  CUDA is not required, and in one that this file calls, only from such code (and never
+  uses as a value): its callers hold the precondition (``_callers_require_cuda``);
+- in a branch on DDP ``device_ids is not None`` (CUDA device ids, by torch's contract);
+- everywhere in a module that imports a ``torch_api.CUDA_ONLY_PACKAGES`` package at module
+  level, unconditionally or under ``if is_..._available():`` (not inside ``try``, which
+  means an optional dependency).
 """
 
 from __future__ import annotations
@@ -24,6 +43,7 @@ import libcst as cst
 from devlint.analysis import torch_api
 from devlint.analysis.facts import (
     AttributeStore,
+    Branch,
     CallRecord,
     Conditional,
     FileFacts,
@@ -50,6 +70,13 @@ MAX_LOOP_PASSES = 3
 _CUDA_NAMED = re.compile(r"cuda|gpu", re.IGNORECASE)
 # Helpers such as ``is_torch_cuda_available()`` or ``has_cuda()`` are availability checks.
 _GUARD_NAME = re.compile(r"^(is_)?(torch_)?(cuda|gpu)(_is)?_available$|^has_(cuda|gpu)$")
+# A function named for CUDA (``def cuda``, ``_replay_cuda_graph``) is written for CUDA; one
+# that also names an alternative or a check (``to_gpu_or_cpu``, ``is_gpu_available``) is not.
+_CUDA_CONTRACT_NAME = re.compile(r"cuda|gpu|nccl", re.IGNORECASE)
+_NOT_CUDA_CONTRACT_NAME = re.compile(
+    r"cpu|mps|xpu|avail|has_|maybe|fallback|select|choose|detect|auto|_or_|_if_|^if_|no_",
+    re.IGNORECASE,
+)
 
 Env = dict[str, Value]
 
@@ -61,6 +88,10 @@ class _Pending:
     node: cst.FunctionDef
     guarded: bool
     class_name: str | None
+    branches: tuple[Branch, ...] = ()
+    cuda_required: bool = False  # where the ``def`` ran (see *CUDA required*)
+    owner: str | None = None  # the module-level function it is (or is nested in)
+    closure: Env | None = None  # a nested function: the enclosing function's names
 
 
 MAX_INLINED_CALLS = 200  # per file: analysis time stays linear in the file's size
@@ -70,10 +101,10 @@ MAX_INLINED_SIZE = 25  # top-level statements of a function analysed at its call
 def dotted_name(expr: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a chain of names and attributes, else None."""
     parts: list[str] = []
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:  # `type() is`: isinstance on libcst's ABCs is slow
         parts.append(expr.attr.value)
         expr = expr.value
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return None
     parts.append(expr.value)
     return ".".join(reversed(parts))
@@ -175,6 +206,7 @@ class Analyzer:
         self.class_attributes: dict[str, Env] = {}
         self.class_name: str | None = None
         self.conditional = False
+        self.branches: tuple[Branch, ...] = ()  # see ``Site.branches``
         self.attribute_stores: list[AttributeStore] = []
         self.attribute_loads: set[tuple[str, str, str]] = set()
         self.attribute_parents: set[str] = set()  # ``a``, ``a.b`` for every ``a.b.c`` held
@@ -183,11 +215,25 @@ class Analyzer:
         self.function_defs: dict[str, cst.FunctionDef] = {}
         self.returns: list[Value] | None = None  # return values, while inlining
         self.inline_budget = MAX_INLINED_CALLS
+        self.inlined: dict[tuple[object, ...], Value] = {}  # inline_call's answers
+        self.module_done = False  # the module's top-level code has been analysed
+        # *CUDA required* (see the module docstring): the flag for the current path, the
+        # classes whose ``__init__`` requires CUDA, the module-level function being
+        # analysed (``owner``), and what ``_callers_require_cuda`` decides on at the end.
+        self.cuda_required = False
+        self.cuda_module = False
+        self.cuda_classes: set[str] = set()
+        self.owner: str | None = None
+        self.exits_without_cuda = False  # a ``return`` where CUDA was not yet required
+        self.local_calls: list[tuple[str, Site, str | None]] = []  # f(...), site, owner
+        self.owned_records: list[tuple[CallRecord, str]] = []
 
     # ------------------------------------------------------------------ entry point
 
     def analyze(self, module: cst.Module) -> FileFacts:
+        self.cuda_module = self.cuda_required = _imports_cuda_only_package(module)
         self.block(module.body)
+        self.module_done = True
         while self.pending:
             batch, self.pending = self.pending, []
             for item in batch:
@@ -195,6 +241,7 @@ class Analyzer:
         if self.missed_attributes & (self.guard_attributes.keys() - self._seeded):
             # A guard attribute was read before its assignment was seen: run once more.
             return Analyzer(self.guard_functions, self.guard_attributes).analyze(module)
+        self._callers_require_cuda(module)
         return FileFacts(
             calls=list(self.calls.values()),
             mixes=list(self.mixes.values()),
@@ -209,7 +256,48 @@ class Analyzer:
     # ------------------------------------------------------------------ environment
 
     def site(self) -> Site:
-        return Site(self.guarded, self.loop, self.function, self.class_name, self.conditional)
+        return Site(
+            self.guarded,
+            self.loop,
+            self.function,
+            self.class_name,
+            self.conditional,
+            self.branches,
+            self.cuda_required,
+        )
+
+    def _callers_require_cuda(self, module: cst.Module) -> None:
+        """*CUDA required* in module-level functions by the code that calls them.
+
+        A function named for CUDA holds it unless this file calls it from code where CUDA
+        is not required (a script's ``gpu_info()`` call from its main code keeps the
+        reports); any other function holds it when this file calls it, only from code where
+        CUDA is guarded or required. A function this file also uses as a value (a callback)
+        is called from places unseen: neither. Only the records that DEV011 could report
+        are revisited (``owned_records``), so files without them cost nothing.
+        """
+        if not self.owned_records:
+            return
+        candidates = {owner for _, owner in self.owned_records}
+        used_as_value = _names_used_as_values(module, candidates)
+        callers: dict[str, list[tuple[Site, str | None]]] = {}
+        for name, site, owner in self.local_calls:
+            if name in candidates:
+                callers.setdefault(name, []).append((site, owner))
+        required: set[str] = set()
+        changed = True
+        while changed:  # a caller may itself be required by its own callers
+            changed = False
+            for name in candidates - required - used_as_value:
+                sites = [(site, owner) for site, owner in callers.get(name, []) if owner != name]
+                if (sites or _is_cuda_contract_name(name)) and all(
+                    site.guarded or site.cuda_required or owner in required for site, owner in sites
+                ):
+                    required.add(name)
+                    changed = True
+        for record, owner in self.owned_records:
+            if owner in required:
+                record.site = replace(record.site, cuda_required=True)
 
     def _method_key(self, key: str) -> tuple[str, str, str] | None:
         if self.class_name is None or self.function is None or not key.startswith("self."):
@@ -294,8 +382,15 @@ class Analyzer:
         if value.kind is Kind.TENSOR:
             return replace(value, whole_batch=False)
         if value.kind is Kind.LOADER:
-            return Value(Kind.TENSOR, CPU, from_batch=True, whole_batch=True)
+            return Analyzer.batch_of(value)
         return UNKNOWN
+
+    @staticmethod
+    def batch_of(loader: Value) -> Value:
+        """One batch of a loader: on the CPU unless its dataset's tensors were moved."""
+        if loader.where and loader.where != CPU:
+            return Value(Kind.TENSOR, loader.where, whole_batch=True)
+        return Value(Kind.TENSOR, CPU, from_batch=True, whole_batch=True)
 
     def join_envs(self, envs: Sequence[Env]) -> Env:
         if not envs:
@@ -407,6 +502,8 @@ class Analyzer:
                 self._mark_reference(small.value)
                 if self.returns is not None:
                     self.returns.append(returned)
+            if not (self.cuda_required or self.guarded):
+                self.exits_without_cuda = True
             return True
         elif isinstance(small, cst.Raise):
             if small.exc is not None:
@@ -453,10 +550,16 @@ class Analyzer:
             record.discarded = True
         if not isinstance(expr.func, cst.Attribute):
             return
-        key = dotted_name(expr.func.value)
+        func = expr.func
+        while func.attr.value in torch_api.MODULE_SELF_METHODS:  # ``model.to(dev).eval()``
+            inner = func.value
+            if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)):
+                break
+            expr, func = inner, inner.func
+        key = dotted_name(func.value)
         if key is None:
             return
-        method = expr.func.attr.value
+        method = func.attr.value
         receiver = self.lookup(key) or UNKNOWN
         if method in torch_api.MOVE_METHODS and (
             receiver.kind is not Kind.TENSOR or receiver.whole_batch
@@ -480,21 +583,34 @@ class Analyzer:
         original, before = self.env, dict(self.env)
         saved_guard, saved_backends = self.guarded, self.backends_tested
         saved_conditional, self.conditional = self.conditional, self.loop is not None
+        saved_branches, self.branches = self.branches, (*self.branches, Branch(node, node.body))
+        saved_required, ids_test = self.cuda_required, _cuda_ids_test(node.test)
         self.guarded = saved_guard or _is_cuda_guard(test, +1)
+        self.cuda_required = saved_required or ids_test > 0
         body_exits = self.suite(node.body)
-        body_env = self.env
+        body_env, body_required = self.env, self.cuda_required
         self.env = dict(before)
         self.guarded = saved_guard or _is_cuda_guard(test, -1)
+        self.cuda_required = saved_required or ids_test < 0
         if test.kind is Kind.GUARD and test.qualname:
             self.backends_tested = saved_backends | {test.qualname}
         else_exits = False
+        if node.orelse is not None:
+            self.branches = (*saved_branches, Branch(node, node.orelse))
         if isinstance(node.orelse, cst.If):
             else_exits = self.if_statement(node.orelse, None)
         elif isinstance(node.orelse, cst.Else):
             else_exits = self.suite(node.orelse.body)
-        else_env = self.env
+        else_env, else_required = self.env, self.cuda_required
         self.guarded, self.backends_tested = saved_guard, saved_backends
+        self.branches = saved_branches
         self.conditional = saved_conditional
+        requirements = [
+            required
+            for required, exits in ((body_required, body_exits), (else_required, else_exits))
+            if not exits
+        ]
+        self.cuda_required = saved_required or (bool(requirements) and all(requirements))
         live = [env for env, exits in ((body_env, body_exits), (else_env, else_exits)) if not exits]
         joined = self.join_envs(live) if live else before
         if node.orelse is None and test.kind is Kind.GUARD and not body_exits:
@@ -528,13 +644,16 @@ class Analyzer:
             self.loop, self.conditional = LoaderLoop(node), False
         if _iterates_devices(node.iter, self.values):
             self.guarded = True
+        saved_required = self.cuda_required
 
         def run_once() -> None:
+            self.cuda_required = saved_required  # the body may not run at all
             self.bind_loop_target(node.target, node.iter, element)
             self.suite(node.body)
 
         self.loop_body(run_once)
         self.loop, self.guarded, self.conditional = saved_loop, saved_guard, saved_conditional
+        self.cuda_required = saved_required
         if node.orelse is not None:
             self.suite(node.orelse.body)
 
@@ -548,7 +667,7 @@ class Analyzer:
         if value.kind is Kind.LOADER or (
             value.kind is Kind.UNKNOWN and name is not None and _is_loader_like_name(name)
         ):
-            return Value(Kind.TENSOR, CPU, from_batch=True, whole_batch=True), True
+            return self.batch_of(value), True
         return self.element_of(value), False
 
     def bind_loop_target(
@@ -573,7 +692,10 @@ class Analyzer:
         self.bind(target, element)
 
     def while_statement(self, node: cst.While) -> None:
+        saved_required = self.cuda_required
+
         def run_once() -> None:
+            self.cuda_required = saved_required
             test = self.expr(node.test)
             saved = self.guarded
             self.guarded = saved or _is_cuda_guard(test, +1)
@@ -581,6 +703,7 @@ class Analyzer:
             self.guarded = saved
 
         self.loop_body(run_once)
+        self.cuda_required = saved_required
         if node.orelse is not None:
             self.suite(node.orelse.body)
 
@@ -589,19 +712,27 @@ class Analyzer:
         saved_guard = self.guarded
         # ``try: x.cuda() except RuntimeError: ...`` probes for CUDA and handles its absence.
         self.guarded = saved_guard or any(_catches_device_errors(h) for h in node.handlers)
+        saved_branches, self.branches = self.branches, (*self.branches, Branch(node, node.body))
+        saved_required = self.cuda_required
         body_exits = self.suite(node.body)
-        self.guarded = saved_guard
+        self.guarded, self.branches = saved_guard, saved_branches
         if node.orelse is not None and not body_exits:
             self.suite(node.orelse.body)
         after_body = dict(self.env)
         outcomes = [] if body_exits else [after_body]
+        requirements = [] if body_exits else [self.cuda_required]
         for handler in node.handlers:
             self.env = self.join_envs([before, after_body])
+            self.cuda_required = saved_required  # the body stopped anywhere
             if handler.type is not None:
                 self.expr(handler.type)
+            self.branches = (*saved_branches, Branch(node, handler))
             if not self.suite(handler.body):
                 outcomes.append(self.env)
+                requirements.append(self.cuda_required)
+            self.branches = saved_branches
         self.settle(original, self.join_envs(outcomes) if outcomes else before)
+        self.cuda_required = saved_required or (bool(requirements) and all(requirements))
         if node.finalbody is not None:
             self.suite(node.finalbody.body)
 
@@ -609,11 +740,14 @@ class Analyzer:
         self.expr(node.subject)
         original, before = self.env, dict(self.env)
         outcomes = []
+        saved_required = self.cuda_required
         for case in node.cases:
             self.env = dict(before)
+            self.cuda_required = saved_required
             if not self.suite(case.body):
                 outcomes.append(self.env)
         self.settle(original, self.join_envs([*outcomes, before]))
+        self.cuda_required = saved_required
 
     # ------------------------------------------------------------------ definitions
 
@@ -628,7 +762,20 @@ class Analyzer:
         self.env[node.name.value] = Value(Kind.FUNCTION, qualname=node.name.value)
         if class_name is None and self.env is self.module_env:
             self.function_defs[node.name.value] = node
-        self.pending.append(_Pending(node, guarded, class_name))
+        owner = self.owner
+        if self.function is None:
+            owner = node.name.value if class_name is None and self.env is self.module_env else None
+        self.pending.append(
+            _Pending(
+                node,
+                guarded,
+                class_name,
+                self.branches,
+                self.cuda_required,
+                owner,
+                dict(self.env) if self.function is not None else None,
+            )
+        )
 
     def class_def(self, node: cst.ClassDef) -> None:
         is_module = False
@@ -665,7 +812,16 @@ class Analyzer:
         saved = (self.env, self.guarded, self.loop, self.function, self.backends_tested)
         saved_class, saved_conditional = self.class_name, self.conditional
         self.class_name, self.conditional = item.class_name, False
-        env: Env = {}
+        saved_branches, self.branches = self.branches, item.branches
+        saved_required = (self.cuda_required, self.owner, self.exits_without_cuda)
+        self.cuda_required = (
+            item.cuda_required
+            or self.cuda_module
+            or item.class_name in self.cuda_classes  # its ``__init__`` required CUDA
+            or (item.class_name is not None and _is_cuda_contract_name(node.name.value))
+        )
+        self.owner, self.exits_without_cuda = item.owner, False
+        env: Env = dict(item.closure) if item.closure else {}
         if item.class_name is not None:
             owner_is_module = item.class_name in self.module_classes
             for key, value in self.class_attributes.get(item.class_name, {}).items():
@@ -695,6 +851,20 @@ class Analyzer:
                     if env[param.name.value] is UNKNOWN:
                         env[param.name.value] = Value(Kind.TENSOR)
         self.suite(node.body)
+        if (
+            item.class_name is not None
+            and node.name.value == "__init__"
+            and not self.exits_without_cuda
+            and (
+                self.cuda_required
+                or (  # ``if not torch.cuda.is_available(): raise ...`` in ``__init__``
+                    isinstance(node.body, cst.IndentedBlock)
+                    and any(self._guards_rest_of_block(line) for line in node.body.body)
+                )
+            )
+        ):
+            self.cuda_classes.add(item.class_name)  # no instance exists without CUDA
+        self.cuda_required, self.owner, self.exits_without_cuda = saved_required
         if item.class_name is not None:
             attributes = self.class_attributes.setdefault(item.class_name, {})
             for key, value in env.items():
@@ -702,6 +872,7 @@ class Analyzer:
                     attributes[key] = join(attributes[key], value) if key in attributes else value
         self.env, self.guarded, self.loop, self.function, self.backends_tested = saved
         self.class_name, self.conditional = saved_class, saved_conditional
+        self.branches = saved_branches
 
     def _is_guard_callable(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr
@@ -722,22 +893,24 @@ class Analyzer:
         return value
 
     def _expr(self, node: cst.BaseExpression) -> Value:
-        if isinstance(node, cst.Name):
+        # `type(node) is` rather than isinstance: libcst's node classes are ABCs, whose
+        # failing isinstance checks go through ABCMeta (a fifth of the analysis time).
+        if type(node) is cst.Name:
             if node.value in ("True", "False", "None"):
                 return Value(Kind.CONSTANT, constant={"True": True, "False": False}.get(node.value))
             return self.lookup(node.value) or UNKNOWN
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             return self.attribute(node)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self.call(node)
-        if isinstance(node, cst.SimpleString):
+        if type(node) is cst.SimpleString:
             text = _string_value(node)
             if text is not None:
                 where = placement_of_device_string(text)
                 if where is not None:
                     return Value(Kind.DEVICE, where, constant=text, from_literal=not self.guarded)
             return Value(Kind.CONSTANT, constant=text)
-        if isinstance(node, cst.FormattedString):
+        if type(node) is cst.FormattedString:
             for part in node.parts:
                 if isinstance(part, cst.FormattedStringExpression):
                     self.expr(part.expression)
@@ -745,59 +918,64 @@ class Analyzer:
             if isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda"):
                 return Value(Kind.DEVICE, CUDA, from_literal=not self.guarded)
             return UNKNOWN
-        if isinstance(node, cst.Integer | cst.Float):
+        if type(node) is cst.Integer or type(node) is cst.Float:
             return Value(Kind.CONSTANT, constant=_number_value(node))
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             return self.subscript(node)
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             return self.binary_operation(node)
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             inner = self.expr(node.expression)
             if isinstance(node.operator, cst.Not):
                 if inner.kind is Kind.GUARD:
                     return replace(inner, polarity=-inner.polarity)
                 return UNKNOWN
             return inner if inner.kind is Kind.TENSOR else UNKNOWN
-        if isinstance(node, cst.BooleanOperation):
+        if type(node) is cst.BooleanOperation:
             return self.boolean_operation(node)
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             return self.comparison(node)
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             return self.if_expression(node)
-        if isinstance(node, cst.Tuple | cst.List | cst.Set):
+        if type(node) is cst.Tuple or type(node) is cst.List or type(node) is cst.Set:
             return self.container([self.expr(element.value) for element in node.elements])
-        if isinstance(node, cst.Dict):
+        if type(node) is cst.Dict:
             values = []
             for element in node.elements:
                 if isinstance(element, cst.DictElement):
                     self.expr(element.key)
                 values.append(self.expr(element.value))
             return self.container(values)
-        if isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
+        if (
+            type(node) is cst.ListComp
+            or type(node) is cst.SetComp
+            or type(node) is cst.GeneratorExp
+            or type(node) is cst.DictComp
+        ):
             return self.comprehension(node)
-        if isinstance(node, cst.NamedExpr):
+        if type(node) is cst.NamedExpr:
             value = self.expr(node.value)
             self.bind(node.target, value)
             return value
-        if isinstance(node, cst.Lambda):
-            saved = self.env
+        if type(node) is cst.Lambda:
+            saved, saved_required = self.env, self.cuda_required
             self.env = dict(saved)
             for param in _parameters(node.params):
                 self.env[param.name.value] = UNKNOWN
             self.expr(node.body)
-            self.env = saved
+            self.env, self.cuda_required = saved, saved_required
             return UNKNOWN
-        if isinstance(node, cst.Await):
+        if type(node) is cst.Await:
             return self.expr(node.expression)
-        if isinstance(node, cst.Yield):
+        if type(node) is cst.Yield:
             if isinstance(node.value, cst.BaseExpression):
                 self.expr(node.value)
             elif isinstance(node.value, cst.From):
                 self.expr(node.value.item)
             return UNKNOWN
-        if isinstance(node, cst.StarredElement):
+        if type(node) is cst.StarredElement:
             return self.expr(node.value)
-        if isinstance(node, cst.ConcatenatedString):
+        if type(node) is cst.ConcatenatedString:
             self.expr(node.left)
             self.expr(node.right)
             return UNKNOWN
@@ -811,19 +989,23 @@ class Analyzer:
             where: Placement = frozenset()
             for value in values:
                 where = join_placement(where, value.where)
-            return Value(Kind.TENSOR, where, from_batch=all(v.from_batch for v in values))
+            origins = tuple(origin for value in values for origin in value.origins)
+            from_batch = all(v.from_batch for v in values)
+            return Value(Kind.TENSOR, where, from_batch=from_batch, origins=origins)
         return UNKNOWN
 
     def comprehension(
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
     ) -> Value:
-        saved = self.env
+        saved, saved_guard, saved_required = self.env, self.guarded, self.cuda_required
         self.env = dict(saved)
         for_in: cst.CompFor | None = node.for_in
         while for_in is not None:
             iterable = self.expr(for_in.iter)
             element, _ = self.iteration_element(for_in.iter, iterable)
             self.bind_loop_target(for_in.target, for_in.iter, element)
+            if _iterates_devices(for_in.iter, self.values):
+                self.guarded = True  # ``[... for i in range(torch.cuda.device_count())]``
             for condition in for_in.ifs:
                 self.expr(condition.test)
             for_in = for_in.inner_for_in
@@ -832,7 +1014,7 @@ class Analyzer:
             element_value = self.expr(node.value)
         else:
             element_value = self.expr(node.elt)
-        self.env = saved
+        self.env, self.guarded, self.cuda_required = saved, saved_guard, saved_required
         if element_value.kind is Kind.TENSOR:
             return Value(Kind.TENSOR, element_value.where, from_batch=element_value.from_batch)
         return UNKNOWN
@@ -850,13 +1032,20 @@ class Analyzer:
         base = self.expr(node.value)
         attr = node.attr.value
         if base.kind is Kind.IMPORTED and base.qualname:
-            return Value(Kind.IMPORTED, qualname=f"{base.qualname}.{attr}")
+            qualname = f"{base.qualname}.{attr}"
+            if qualname in torch_api.CUDA_AVAILABILITY_ATTRIBUTES:
+                return Value(Kind.GUARD, polarity=+1, qualname="cuda")
+            return Value(Kind.IMPORTED, qualname=qualname)
         if attr == "is_cuda":
             return Value(Kind.GUARD, polarity=+1, qualname="cuda")
         if base.kind in (Kind.TENSOR, Kind.MODULE):
             if attr == "device":
                 return Value(Kind.DEVICE, base.where)
-            if attr in torch_api.TENSOR_VIEW_ATTRIBUTES:
+            if attr in torch_api.TENSOR_VIEW_ATTRIBUTES or (
+                base.kind is Kind.TENSOR and attr not in torch_api.NON_TENSOR_ATTRIBUTES
+            ):
+                # ``x.T``, and the fields of a model's output (``out.logits``,
+                # ``x.max(dim=1).values``): what a "tensor" value holds is on its device.
                 return base.derived()
         if key is not None and _is_device_like_name(key) and _is_settings_holder(node.value):
             return Value(Kind.DEVICE, ANY_DEVICE)  # ``self.device``, ``args.device``
@@ -907,21 +1096,28 @@ class Analyzer:
             self.mixes[id(node)] = Mix(node, tuple(Operand(n, v) for n, v in tensors), self.site())
         known = [v.where for _, v in tensors if v.where is not None]
         where: Placement = None
-        if known:
+        if known and (len(known) == len(tensors) or any(w and w != CPU for w in known)):
+            # On an accelerator if any operand may be; CPU only when every operand is
+            # (a CPU tensor meeting one of unknown placement gives unknown).
             where = frozenset().union(*known)
-        # A result computed only from CPU factories still comes from those factories.
-        origins = tuple(o for _, v in tensors for o in v.origins) if where == CPU else ()
+        # A result computed from CPU factories (and values of unknown placement, such as
+        # the inputs of ``forward``) still comes from those factories.
+        cpu_only = where is None or where == CPU
+        origins = tuple(o for _, v in tensors for o in v.origins) if cpu_only else ()
         from_batch = all(v.from_batch for _, v in tensors)
-        return Value(Kind.TENSOR, where, from_batch=from_batch, origins=origins)
+        scalar = all(v.scalar for _, v in tensors) and not _gives_shape(node)
+        return Value(Kind.TENSOR, where, from_batch=from_batch, scalar=scalar, origins=origins)
 
     def boolean_operation(self, node: cst.BooleanOperation) -> Value:
         left = self.expr(node.left)
         is_and = isinstance(node.operator, cst.And)
-        saved = self.guarded
+        saved, saved_required = self.guarded, self.cuda_required
         if _is_cuda_guard(left, +1 if is_and else -1):
             self.guarded = True
-        right = self.expr(node.right)
-        self.guarded = saved
+        if _cuda_ids_test(node.left) == (+1 if is_and else -1):
+            self.cuda_required = True
+        right = self.expr(node.right)  # may not run: what it requires stays with it
+        self.guarded, self.cuda_required = saved, saved_required
         polarities = [v.polarity if v.kind is Kind.GUARD else 0 for v in (left, right)]
         backend = left.qualname if left.kind is Kind.GUARD else right.qualname
         if is_and:
@@ -962,13 +1158,20 @@ class Analyzer:
             node, test, self.backends_tested, None, self.site()
         )
         saved_guard, saved_backends = self.guarded, self.backends_tested
+        saved_branches, self.branches = self.branches, (*self.branches, Branch(node, node.body))
+        saved_required, ids_test = self.cuda_required, _cuda_ids_test(node.test)
         self.guarded = saved_guard or _is_cuda_guard(test, +1)
+        self.cuda_required = saved_required or ids_test > 0
         body = self.expr(node.body)
         self.guarded = saved_guard or _is_cuda_guard(test, -1)
+        self.cuda_required = saved_required or ids_test < 0
         if test.kind is Kind.GUARD and test.qualname:
             self.backends_tested = saved_backends | {test.qualname}
+        self.branches = (*saved_branches, Branch(node, node.orelse))
         orelse = self.expr(node.orelse)
         self.guarded, self.backends_tested = saved_guard, saved_backends
+        self.branches = saved_branches
+        self.cuda_required = saved_required
         if body.kind is Kind.DEVICE and orelse.kind is Kind.DEVICE:
             return Value(Kind.DEVICE, join_placement(body.where, orelse.where))
         return join(body, orelse)
@@ -1014,6 +1217,17 @@ class Analyzer:
         )
         record = CallRecord(node, callee, method, receiver, tuple(args), keywords, self.site())
         self.calls[id(node)] = record
+        if self.returns is None:  # not while inlining: those records are thrown away
+            if type(func) is cst.Name and func.value in self.function_defs:
+                self.local_calls.append((func.value, record.site, self.owner))
+            if (
+                callee in torch_api.CUDA_ONLY_CALLS
+                and self.owner is not None
+                and not (record.site.guarded or record.site.cuda_required)
+            ):
+                self.owned_records.append((record, self.owner))
+        if _requires_cuda(record):
+            self.cuda_required = True  # what follows on this path runs on a GPU worker
         if method is not None and receiver is not None:
             return self.method_call(node, receiver, method, args, keywords)
         if callee is not None:
@@ -1123,7 +1337,12 @@ class Analyzer:
         if callee in torch_api.ACCELERATOR_DEVICE_FUNCTIONS:
             return Value(Kind.DEVICE, ANY_DEVICE)
         if callee in torch_api.DATA_LOADERS:
+            dataset = args[0] if args else keywords.get("dataset")
+            if dataset is not None and dataset.kind is Kind.TENSOR and dataset.where:
+                return Value(Kind.LOADER, dataset.where)  # ``TensorDataset(x.to(device))``
             return Value(Kind.LOADER)
+        if callee in torch_api.TENSOR_DATASETS:
+            return self.container(args)
         if callee.rsplit(".", 1)[-1] in torch_api.LOADER_WRAPPERS and node.args:
             return self.wrapped_loader(node)
         if callee == "torch.load":
@@ -1153,7 +1372,13 @@ class Analyzer:
                 isinstance(data, cst.Name) and data.value in ("True", "False")
             )
             if from_data and not (is_number or isinstance(data, cst.List | cst.Tuple)):
-                return Value(Kind.TENSOR)  # ``torch.tensor(t)`` keeps the device of a tensor t
+                if data is None or self.values.get(id(data), UNKNOWN).kind is Kind.TENSOR:
+                    return Value(Kind.TENSOR)  # ``torch.tensor(t)`` keeps the device of t
+                # ``torch.tensor(rewards)``, ``torch.tensor(self.dim)``: Python data, made
+                # on the CPU; a number (0-dim, mixes with any device) unless the name says
+                # it holds several (or a shape is given: ``.view(1, 3, 1, 1)``).
+                several = _names_a_sequence(dotted_name(data) or "")
+                return Value(Kind.TENSOR, CPU, scalar=not several, origins=(node,))
             return Value(Kind.TENSOR, CPU, scalar=from_data and is_number, origins=(node,))
         if callee.startswith("torch.") and not callee.startswith(torch_api.NON_TENSOR_NAMESPACES):
             return self.combine(node, list(self.tensor_operands(node)))
@@ -1192,7 +1417,23 @@ class Analyzer:
             return UNKNOWN
         if not isinstance(node.body, cst.IndentedBlock) or len(node.body.body) > MAX_INLINED_SIZE:
             return UNKNOWN
+        # Once the module's own code has run, what the body sees is fixed but for these:
+        # the same call again (a helper called in every method) is answered from memory.
+        key = (
+            id(node), tuple(args), tuple(sorted(keywords.items())), self.guarded,
+            self.class_name, self.backends_tested, len(self.guard_attributes),
+        )  # fmt: skip
+        if self.module_done and key in self.inlined:
+            return self.inlined[key]
         self.inline_budget -= 1
+        result = self._inline(node, args, keywords)
+        if self.module_done:
+            self.inlined[key] = result
+        return result
+
+    def _inline(
+        self, node: cst.FunctionDef, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
         env: Env = {}
         positional = [*node.params.posonly_params, *node.params.params]
         for param in _parameters(node.params):
@@ -1210,10 +1451,12 @@ class Analyzer:
         self.env, self.values, self.calls, self.mixes, self.conditionals = env, {}, {}, {}, {}
         self.pending, self.attribute_stores, self.attribute_loads = [], [], set()
         self.function, self.loop, self.returns = node, None, []
+        saved_required = (self.cuda_required, self.exits_without_cuda)
         try:
             self.suite(node.body)
             returned = self.returns
         finally:
+            self.cuda_required, self.exits_without_cuda = saved_required
             (
                 self.env, self.values, self.calls, self.mixes, self.conditionals, self.pending,
                 self.attribute_stores, self.attribute_loads, self.function, self.loop,
@@ -1234,6 +1477,13 @@ class Analyzer:
         keywords: dict[str, Value],
         starred: list[Value],
     ) -> Value:
+        if (
+            type(node.func) is cst.Name
+            and node.func.value == "len"
+            and len(args) == 1
+            and args[0].kind is Kind.GUARD
+        ):
+            return args[0]  # ``len(torch.cuda.default_generators) > 0``
         if callee.kind is Kind.CLASS:
             if callee.qualname in self.module_classes:
                 return Value(Kind.MODULE, CPU, stateless=callee.qualname in self.stateless_classes)
@@ -1257,7 +1507,9 @@ class Analyzer:
             name = dotted_name(node.func) or ""
             if _is_loss_like_name(name):
                 return self.combine(node, inputs)
-            known = [v.where for _, v in inputs if v.kind is Kind.TENSOR and v.where]
+            known = [  # a value of unknown kind moved with ``.to(device)`` counts too
+                v.where for _, v in inputs if v.kind in (Kind.TENSOR, Kind.UNKNOWN) and v.where
+            ]
             return Value(Kind.TENSOR, frozenset().union(*known)) if known else UNKNOWN
         if callee.kind in (Kind.MODULE, Kind.UNKNOWN, Kind.TENSOR):
             if callee.stateless or callee.where is None:
@@ -1279,6 +1531,22 @@ class Analyzer:
 # ---------------------------------------------------------------------- helpers
 
 
+def _names_a_sequence(name: str) -> bool:
+    """``rewards``, ``batch_ids``, ``token_list``: a plural name (not ``loss``, ``bias``)."""
+    last = name.rsplit(".", 1)[-1].lower()
+    plural = last.endswith("s") and not last.endswith(("ss", "us", "is"))
+    return plural or last.endswith(("list", "_seq", "array", "_arr"))
+
+
+def _gives_shape(node: cst.CSTNode) -> bool:
+    """``t.view(1, 3)``, ``t.expand(...)``: the result of a 0-dim tensor is no longer 0-dim."""
+    return (
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
+        and node.func.attr.value in torch_api.SHAPING_METHODS
+    )
+
+
 def _parameters(params: cst.Parameters) -> list[cst.Param]:
     result = [*params.posonly_params, *params.params, *params.kwonly_params]
     if isinstance(params.star_arg, cst.Param):
@@ -1286,6 +1554,91 @@ def _parameters(params: cst.Parameters) -> list[cst.Param]:
     if params.star_kwarg is not None:
         result.append(params.star_kwarg)
     return result
+
+
+_INIT_PROCESS_GROUP = frozenset(
+    {
+        "torch.distributed.init_process_group",
+        "torch.distributed.distributed_c10d.init_process_group",
+    }
+)
+
+
+def _requires_cuda(record: CallRecord) -> bool:
+    """``init_process_group("nccl")``: the process is a GPU worker (see *CUDA required*)."""
+    if record.callee not in _INIT_PROCESS_GROUP:
+        return False
+    backend = record.args[0] if record.args else record.keywords.get("backend")
+    return backend is not None and backend.constant == "nccl"
+
+
+def _cuda_ids_test(test: cst.BaseExpression) -> int:
+    """``device_ids is not None`` (+1) / ``is None`` (-1): DDP's device ids are CUDA devices."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return 0
+    comparison = test.comparisons[0]
+    sides = (dotted_name(test.left), dotted_name(comparison.comparator))
+    if "None" not in sides or not any(
+        side and side.rsplit(".", 1)[-1] == "device_ids" for side in sides
+    ):
+        return 0
+    if isinstance(comparison.operator, cst.IsNot):
+        return +1
+    return -1 if isinstance(comparison.operator, cst.Is) else 0
+
+
+def _is_cuda_contract_name(name: str) -> bool:
+    return bool(_CUDA_CONTRACT_NAME.search(name)) and not _NOT_CUDA_CONTRACT_NAME.search(name)
+
+
+def _imports_cuda_only_package(module: cst.Module) -> bool:
+    """A module-level import of a CUDA-only package, unconditional or under an ``if``
+    availability check (``if is_megatron_lm_available(): from megatron ...``); imports
+    inside ``try`` (an optional dependency) or ``if TYPE_CHECKING:`` do not count."""
+    statements: list[cst.CSTNode] = []
+    for statement in module.body:
+        if isinstance(statement, cst.If) and type(statement.test) is cst.Call:
+            statements.extend(statement.body.body)
+        else:
+            statements.append(statement)
+    for line in statements:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            names: list[str] = []
+            if isinstance(small, cst.Import):
+                names = [_module_name(alias.name) for alias in small.names]
+            elif isinstance(small, cst.ImportFrom) and not small.relative:
+                names = [_module_name(small.module)]
+            if any(name.split(".", 1)[0] in torch_api.CUDA_ONLY_PACKAGES for name in names):
+                return True
+    return False
+
+
+class _ValueUses(cst.CSTVisitor):
+    """Which of ``names`` appear other than as a called name or a ``def``'s name."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.skip: set[int] = set()
+        self.found: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if type(node.func) is cst.Name:
+            self.skip.add(id(node.func))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.skip.add(id(node.name))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names and id(node) not in self.skip:
+            self.found.add(node.value)
+
+
+def _names_used_as_values(module: cst.Module, names: set[str]) -> set[str]:
+    visitor = _ValueUses(names)
+    module.visit(visitor)
+    return visitor.found
 
 
 def _is_cuda_guard(value: Value, polarity: int) -> bool:

@@ -13,6 +13,39 @@ CUDA_AVAILABILITY: dict[str, str] = {
     "torch.backends.mps.is_built": "mps",
     "torch.mps.is_available": "mps",
 }
+# Attributes that are non-empty only where CUDA is available (``len(...) > 0`` tests it).
+CUDA_AVAILABILITY_ATTRIBUTES = frozenset({"torch.cuda.default_generators"})
+
+# torch.cuda functions that raise where CUDA is absent (checked on a CPU-only build);
+# memory_allocated, empty_cache, manual_seed(_all) and friends are no-ops there, and so is
+# ``torch.cuda.stream(s)``: with ``None`` it does nothing, and any real stream was made by
+# a call in this list.
+CUDA_ONLY_CALLS = frozenset(
+    f"torch.cuda.{name}"
+    for name in (
+        "synchronize", "get_device_name", "get_device_properties", "get_device_capability",
+        "current_device", "set_device", "mem_get_info", "current_stream", "default_stream",
+        "reset_peak_memory_stats", "memory_summary", "ipc_collect", "get_rng_state",
+        "set_rng_state", "initial_seed", "Stream", "Event", "device",
+    )
+)  # fmt: skip
+
+# Packages that only work with CUDA (kernels, CUDA bindings, CUDA-only frameworks): a module
+# that imports one at module level is written for a CUDA machine.
+CUDA_ONLY_PACKAGES = frozenset(
+    {
+        "triton",
+        "apex",
+        "megatron",
+        "cupy",
+        "pycuda",
+        "flash_attn",
+        "deep_gemm",
+        "transformer_engine",
+        "tensorrt",
+        "torch_tensorrt",
+    }
+)
 
 # Test decorators that skip a test: skipif/skipIf skip when true, skipUnless when false.
 SKIP_UNLESS = frozenset({"unittest.skipUnless", "unittest.case.skipUnless"})
@@ -35,6 +68,9 @@ EXIT_CALLS = frozenset(
 ACCELERATOR_DEVICE_FUNCTIONS = frozenset({"torch.accelerator.current_accelerator"})
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+TENSOR_DATASETS = frozenset(
+    {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
+)
 
 # Names that, unresolved, still mean "a device": the argument of ``.to(device)``.
 DEVICE_NAMES = frozenset({"device", "dev", "devices", "target_device", "accelerator_device"})
@@ -238,6 +274,23 @@ MODULE_SELF_METHODS = frozenset(
 
 # Tensor attributes that are tensors on the same device.
 TENSOR_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+# Attributes of a tensor that are not tensors (the others, read from a model's output such
+# as ``out.logits`` or from ``x.max(dim=1).values``, are on the tensor's device).
+NON_TENSOR_ATTRIBUTES = frozenset(
+    {
+        "shape", "dtype", "device", "ndim", "layout", "names", "requires_grad", "is_leaf",
+        "grad_fn", "is_cuda", "is_mps", "is_cpu", "is_sparse", "is_quantized", "is_meta",
+        "itemsize", "nbytes", "output_hidden_states", "output_attentions",
+    }
+)  # fmt: skip
+
+# Tensor methods that give a 0-dim tensor dimensions.
+SHAPING_METHODS = frozenset(
+    {
+        "view", "reshape", "unsqueeze", "expand", "repeat", "flatten", "tile",
+        "broadcast_to", "view_as", "expand_as", "reshape_as", "unflatten", "ravel",
+    }
+)  # fmt: skip
 
 # Tensor methods whose result is not a tensor.
 NON_TENSOR_METHODS = frozenset(

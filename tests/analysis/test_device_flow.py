@@ -175,6 +175,51 @@ def test_guards_mark_calls() -> None:
     assert [c.site.guarded for c in cuda_calls] == [False, True, True]
 
 
+def test_branches_record_the_enclosing_parts() -> None:
+    source = textwrap.dedent(
+        """
+        import torch
+        a(1)
+        if old:
+            b(1)
+        elif newer:
+            c(1)
+        else:
+            d(1)
+        try:
+            e(1)
+        except AttributeError:
+            f(g(1) if x else h(1))
+
+            def inner():
+                i(1)
+        """
+    )
+    module = cst.parse_module(source)
+    facts = analyze(module)
+    branches = {
+        c.node.func.value: c.site.branches
+        for c in facts.calls
+        if isinstance(c.node.func, cst.Name) and c.node.func.value != "inner"
+    }
+    first_if, try_ = module.body[2], module.body[3]
+    assert isinstance(first_if, cst.If) and isinstance(try_, cst.Try)
+    elif_ = first_if.orelse
+    assert isinstance(elif_, cst.If)
+    assert branches["a"] == ()
+    assert [(b.node, b.part) for b in branches["b"]] == [(first_if, first_if.body)]
+    assert [b.part for b in branches["c"]] == [elif_, elif_.body]
+    assert [b.part for b in branches["d"]] == [elif_, elif_.orelse]
+    assert [b.part for b in branches["e"]] == [try_.body]
+    assert [b.part for b in branches["f"]] == [try_.handlers[0]]
+    ifexp = branches["g"][-1].node
+    assert isinstance(ifexp, cst.IfExp)
+    assert [b.part for b in branches["g"]] == [try_.handlers[0], ifexp.body]
+    assert [b.part for b in branches["h"]] == [try_.handlers[0], ifexp.orelse]
+    # the body of a function defined inside the handler continues its branches
+    assert [b.part for b in branches["i"]] == [try_.handlers[0]]
+
+
 def test_imports_resolve_to_qualified_names() -> None:
     source = "import torch.utils.data as tud\nfrom torch.utils.data import DataLoader as DL\nDL(1)\ntud.DataLoader(2)\n"
     facts = analyze(cst.parse_module(source))
@@ -183,3 +228,163 @@ def test_imports_resolve_to_qualified_names() -> None:
         "torch.utils.data.DataLoader",
     ]
     assert all(facts.value_of(c.node).kind is Kind.LOADER for c in facts.calls)
+
+
+REQUIREMENT = re.compile(r"#\s*(?P<state>first|required|guarded)\b")
+
+
+def requirement_states(source: str) -> list[tuple[int, str, str]]:
+    """``(row, actual, expected)`` for every CUDA-only call marked ``# first`` (DEV011
+    reports it), ``# required`` (CUDA is already required there) or ``# guarded``."""
+    from devlint.analysis import torch_api
+
+    module = cst.parse_module(source)
+    facts = analyze(module)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = source.splitlines()
+    found = []
+    for call in facts.calls:
+        if call.callee not in torch_api.CUDA_ONLY_CALLS:
+            continue
+        row = positions[call.node].start.line
+        expected = REQUIREMENT.search(lines[row - 1])
+        assert expected, f"line {row} has no '# first/required/guarded' mark"
+        site = call.site
+        actual = "guarded" if site.guarded else "required" if site.cuda_required else "first"
+        found.append((row, actual, expected["state"]))
+    assert found, "no CUDA-only calls"
+    return found
+
+
+REQUIREMENT_CASES = {
+    "each_call_is_reported": """
+        import torch
+        def bench(model, x):
+            x = x.cuda()
+            device = torch.device("cuda")
+            buffer = torch.zeros(3, device="cuda")
+            torch.cuda.synchronize()  # first
+            for _ in range(3):
+                model(x)
+            torch.cuda.synchronize()  # first
+            torch.cuda.device(  # first
+                torch.cuda.current_device()  # first
+            )
+        def probe_in_try():
+            try:
+                torch.cuda.synchronize()  # guarded
+            except RuntimeError:
+                pass
+            torch.cuda.synchronize()  # first
+    """,
+    "nccl_process_group": """
+        import torch
+        import torch.distributed as dist
+        def worker(rank):
+            dist.init_process_group("nccl", rank=rank, world_size=2)
+            torch.cuda.set_device(rank)  # required
+            def closure():
+                torch.cuda.synchronize()  # required
+        def gloo(rank):
+            dist.init_process_group(backend="gloo", rank=rank, world_size=2)
+            torch.cuda.set_device(rank)  # first
+        def branches(flag, rank):
+            if flag:
+                dist.init_process_group(backend="nccl")
+                torch.cuda.synchronize()  # required
+            torch.cuda.synchronize()  # first
+            if flag:
+                dist.init_process_group(backend="nccl")
+            else:
+                raise SystemExit("single process")
+            torch.cuda.set_device(rank)  # required
+        def loop(n):
+            for _ in range(n):
+                dist.init_process_group("nccl")
+                torch.cuda.synchronize()  # required
+            torch.cuda.synchronize()  # first
+        def expression(flag):
+            ok = flag and dist.init_process_group("nccl")
+            torch.cuda.synchronize()  # first
+        def handled():
+            try:
+                dist.init_process_group("nccl")
+            except ValueError:
+                pass
+            torch.cuda.synchronize()  # first
+    """,
+    "contracts": """
+        import torch
+        from contextlib import nullcontext
+        class Prefetcher:
+            def __init__(self):
+                self.stream = torch.cuda.Stream()  # first
+            def wait(self):
+                torch.cuda.current_stream().wait_stream(self.stream)  # first
+        class Checked:
+            def __init__(self):
+                if not torch.cuda.is_available():
+                    raise RuntimeError("needs CUDA")
+            def sync(self):
+                torch.cuda.synchronize()  # required
+        class Plain:
+            def __init__(self, flag):
+                if flag:
+                    self.stream = torch.cuda.Stream()  # first
+            def sync(self):
+                torch.cuda.synchronize()  # first
+            def _replay_cuda_graph(self):
+                torch.cuda.current_stream().synchronize()  # required
+            def cuda(self, device=None):
+                return torch.cuda.current_device()  # required
+        def check_cuda_capability():
+            return torch.cuda.get_device_capability()  # required
+        def gpu_banner():
+            return torch.cuda.get_device_name()  # first
+        def _ampere():
+            return torch.cuda.get_device_capability()[0] >= 8  # required
+        def _callback():
+            torch.cuda.synchronize()  # first
+        def wrap(module, device_ids):
+            ctx = torch.cuda.device(0) if device_ids is not None else nullcontext()  # required
+            if device_ids is None:
+                return module
+            torch.cuda.synchronize()  # required
+        print(gpu_banner())
+        fast = torch.cuda.is_available() and _ampere()
+        if torch.cuda.is_available():
+            _ampere()
+        hooks = [_callback]
+        if torch.cuda.is_available():
+            _callback()
+        if torch.cuda.is_available():
+            print(len(torch.cuda.default_generators) and torch.cuda.current_device())  # guarded
+        if len(torch.cuda.default_generators) > 0:
+            torch.cuda.current_device()  # guarded
+        names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]  # guarded
+        torch.cuda.synchronize()  # first
+    """,
+    "cuda_only_package": """
+        import torch
+        import triton
+        def launch():
+            torch.cuda.synchronize()  # required
+        torch.cuda.set_device(0)  # required
+    """,
+    "optional_cuda_only_package": """
+        import torch
+        try:
+            import apex
+        except ImportError:
+            apex = None
+        def launch():
+            torch.cuda.synchronize()  # first
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REQUIREMENT_CASES))
+def test_cuda_required_at_calls(name: str) -> None:
+    source = textwrap.dedent(REQUIREMENT_CASES[name]).lstrip()
+    for row, actual, expected in requirement_states(source):
+        assert actual == expected, f"line {row}: {actual} != {expected}"
