@@ -167,16 +167,15 @@ def _on_big_stack(function: Callable[[], None]) -> None:
     thread.join()
 
 
-_BRACKETS = str.maketrans({**{c: "\x01" for c in "([{"}, **{c: "\x02" for c in ")]}"}})
-_DEPTH_STEP = {"\x01": 1, "\x02": -1}
+_NOT_BRACKETS = re.compile(r"[^][(){}]+")
 
 
 def _bracket_depth(text: str) -> int:
     """The deepest bracket nesting, counting brackets in strings too (an upper bound)."""
     if len(text) < MAX_BRACKET_DEPTH * 2:
         return 0
-    marks = re.sub(r"[^\x01\x02]+", "", text.translate(_BRACKETS))
-    return max(accumulate(map(_DEPTH_STEP.__getitem__, marks)), default=0)
+    steps = (1 if mark in "([{" else -1 for mark in _NOT_BRACKETS.sub("", text))
+    return max(accumulate(steps), default=0)
 
 
 def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[Diagnostic]:

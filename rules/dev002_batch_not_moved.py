@@ -1,3 +1,4 @@
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -65,6 +66,8 @@ class BatchNotMoved(Rule):
                 if not is_cpu(operand.value.where):
                     continue
                 name = _source(operand.node)
+                if _LENGTHS.search(name.lower()):
+                    continue  # ``pack_padded_sequence`` and ``ctc_loss`` take CPU lengths
                 if (id(loop), name) not in reported:
                     reported.add((id(loop), name))
                     stale.append(name)
@@ -77,6 +80,9 @@ class BatchNotMoved(Rule):
                     f"values on {device}; move it with `.to(device)`",
                     _fix(loop.node, stale, _loop_device(facts, loop)),
                 )
+
+
+_LENGTHS = re.compile(r"(?<![a-z])(len|lens|lengths?)(?![a-z])")
 
 
 def _loop_device(facts: FileFacts, loop: LoaderLoop) -> str | None:

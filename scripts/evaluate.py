@@ -1,4 +1,4 @@
-"""Score devlint against the hand-labelled realistic scripts in ``eval/scripts/``.
+"""Score devlint against the hand-labelled realistic scripts in ``eval/`` (eval/README.md).
 
 Every script marks the diagnostics it should get with a trailing comment on the line
 where the diagnostic starts: ``# expect: DEV002`` (several: ``# expect: DEV001, DEV006``).
@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITE = ROOT / "eval" / "scripts"
+SUITE = ROOT / "eval"
 _EXPECT = re.compile(r"#\s*expect:\s*(DEV\d{3}(?:\s*,\s*DEV\d{3})*)")
 
 Key = tuple[str, int, str]  # (display path, line, code)

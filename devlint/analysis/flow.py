@@ -1491,6 +1491,8 @@ class Analyzer:
         leaf = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
         if leaf in torch_api.LOADER_WRAPPERS and node.args and callee.kind is not Kind.MODULE:
             return self.wrapped_loader(node)  # a local ``tqdm`` stand-in, say
+        if leaf == "next" and args and args[0].kind is Kind.LOADER:
+            return self.batch_of(args[0])  # ``images, labels = next(iter(loader))``
         if callee.kind is Kind.FUNCTION:
             name = callee.qualname or ""
             if name in self.guard_leaf_names or _GUARD_NAME.match(name):

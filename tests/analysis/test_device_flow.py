@@ -148,6 +148,62 @@ CASES = {
         x = torch.zeros(1)
         probe(x.to(something))  # where: unknown
     """,
+    "attributes_of_tensor_values": """
+        import torch
+        from torch import nn
+        model = nn.Linear(2, 2).to("cuda")
+        out = model(torch.zeros(1, 2).cuda())
+        probe(out.logits)  # where: cuda
+        probe(out.logits.softmax(dim=-1))  # where: cuda
+        probe(out.max(dim=1).values)  # where: cuda
+        probe(out.shape)  # where: unknown
+        probe(out.dtype)  # where: unknown
+        probe(torch.zeros(out.shape))  # where: cpu
+    """,
+    "loader_over_moved_tensor_dataset": """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        device = torch.device("cuda")
+        moved = TensorDataset(torch.randn(8, 2).to(device), torch.zeros(8).to(device))
+        for x, y in DataLoader(moved, batch_size=4, shuffle=True):
+            probe(x)  # where: cuda
+            probe(y)  # where: cuda
+        for batch in DataLoader(dataset=moved):
+            probe(batch[0])  # where: cuda
+        for x, y in DataLoader(TensorDataset(torch.randn(8, 2), torch.zeros(8))):
+            probe(x)  # where: cpu
+            x = x.to(device)
+            probe(x)  # where: cuda
+    """,
+    "closure_of_nested_function": """
+        import torch
+        from torch import nn
+        def main():
+            model = nn.Linear(2, 2).to("cuda")
+            offsets = torch.tensor([1.0, 2.0])
+            def predict(x):
+                probe(model(x))  # where: cuda
+                probe(offsets)  # where: cpu
+                probe(model(x) + offsets)  # where: cpu, cuda
+            def shadowed(model, x):
+                probe(model(x))  # where: unknown
+            return predict
+    """,
+    "tensor_from_python_data": """
+        import torch
+        from torch import nn
+        class Agent(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.dim = dim
+            def forward(self, x):
+                probe(torch.tensor(self.dim))  # where: cpu
+                probe(torch.tensor(x))  # where: unknown
+        def update(rewards, gamma):
+            probe(torch.tensor(rewards, dtype=torch.float32))  # where: cpu
+            probe(torch.tensor(gamma))  # where: cpu
+            probe(torch.tensor(torch.ones(2).cuda()))  # where: unknown
+    """,
 }
 
 
@@ -155,6 +211,49 @@ CASES = {
 def test_placement_at_probes(name: str) -> None:
     for row, actual, expected in probes(textwrap.dedent(CASES[name]).lstrip()):
         assert actual == expected, f"line {row}: {actual} != {expected}"
+
+
+def test_tensor_from_python_data_is_a_scalar_unless_named_plural() -> None:
+    """``torch.tensor(name)`` on Python data: made on the CPU, and 0-dim (a scalar, which
+    mixes with any device) unless the name says it holds several or a shape is given."""
+    source = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+        class Attention(nn.Module):
+            def __init__(self, d_k, mean):
+                super().__init__()
+                self.d_k = d_k
+                self.mean = torch.tensor(mean).view(1, 3, 1, 1)
+                probe(self.mean)
+            def forward(self, x):
+                probe(torch.tensor(self.d_k, dtype=torch.float32))
+                probe(torch.sqrt(torch.tensor(self.d_k, dtype=torch.float32)))
+        def update(rewards, gamma, token_list, loss):
+            probe(torch.tensor(rewards, dtype=torch.float32))
+            probe(torch.tensor(token_list))
+            probe(torch.tensor(gamma))
+            probe(torch.tensor(loss))
+        """
+    )
+    module = cst.parse_module(source)
+    facts = analyze(module)
+    values = {
+        module.code_for_node(call.node.args[0].value): facts.value_of(call.node.args[0].value)
+        for call in facts.calls
+        if isinstance(call.node.func, cst.Name) and call.node.func.value == "probe"
+    }
+    scalar = {code: value.scalar for code, value in values.items()}
+    assert scalar == {
+        "self.mean": False,
+        "torch.tensor(self.d_k, dtype=torch.float32)": True,
+        "torch.sqrt(torch.tensor(self.d_k, dtype=torch.float32))": True,
+        "torch.tensor(rewards, dtype=torch.float32)": False,
+        "torch.tensor(token_list)": False,
+        "torch.tensor(gamma)": True,
+        "torch.tensor(loss)": True,
+    }
+    assert all(value.kind is Kind.TENSOR and value.where == {"cpu"} for value in values.values())
 
 
 def test_guards_mark_calls() -> None:
