@@ -35,6 +35,7 @@ but the code is written to run with CUDA only, by a contract visible in the file
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -94,6 +95,7 @@ class _Pending:
     closure: Env | None = None  # a nested function: the enclosing function's names
 
 
+_SEEDED_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE)
 MAX_INLINED_CALLS = 200  # per file: analysis time stays linear in the file's size
 MAX_INLINED_SIZE = 25  # top-level statements of a function analysed at its calls
 
@@ -226,6 +228,14 @@ class Analyzer:
         self.owner: str | None = None
         self.exits_without_cuda = False  # a ``return`` where CUDA was not yet required
         self.local_calls: list[tuple[str, Site, str | None]] = []  # f(...), site, owner
+        # Module-level functions called in this file: the arguments of each call, how
+        # often the name is read and how often called (more reads: also used as a value),
+        # and the parameter values each body was analysed with (see ``parameter_seeds``).
+        self.call_args: dict[str, list[tuple[tuple[Value, ...], dict[str, Value]]]] = {}
+        self.name_reads: Counter[str] = Counter()
+        self.name_calls: Counter[str] = Counter()
+        self.seeded: dict[str, dict[str, Value]] = {}
+        self.bodies: dict[str, _Pending] = {}
         self.owned_records: list[tuple[CallRecord, str]] = []
 
     # ------------------------------------------------------------------ entry point
@@ -234,10 +244,13 @@ class Analyzer:
         self.cuda_module = self.cuda_required = _imports_cuda_only_package(module)
         self.block(module.body)
         self.module_done = True
-        while self.pending:
-            batch, self.pending = self.pending, []
-            for item in batch:
-                self.function_body(item)
+        self.run_pending()
+        # A function's body may have run before the calls that say what it receives
+        # (``main()`` calls ``evaluate(model, loader)`` defined above it): once more.
+        for name, item in list(self.bodies.items()):
+            if self.parameter_seeds(item.node) != self.seeded.get(name, {}):
+                self.pending.append(item)
+        self.run_pending()
         if self.missed_attributes & (self.guard_attributes.keys() - self._seeded):
             # A guard attribute was read before its assignment was seen: run once more.
             return Analyzer(self.guard_functions, self.guard_attributes).analyze(module)
@@ -252,6 +265,42 @@ class Analyzer:
             module_classes=self.module_classes,
             module_names=self.module_env,
         )
+
+    def run_pending(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending, []
+            for item in batch:
+                self.function_body(item)
+
+    def parameter_seeds(self, node: cst.FunctionDef) -> dict[str, Value]:
+        """What a module-level function's parameters hold at every call in this file.
+
+        Only a tensor, module, loader or device that every call passes (joined) counts,
+        and only for a function that is called here and never used as a value (a callback
+        is called from places unseen).
+        """
+        name = node.name.value
+        calls = self.call_args.get(name)
+        if not calls or self.function_defs.get(name) is not node:
+            return {}
+        if self.name_reads[name] > self.name_calls[name]:
+            return {}
+        positional = [*node.params.posonly_params, *node.params.params]
+        seeds: dict[str, Value] = {}
+        for index, param in enumerate([*positional, *node.params.kwonly_params]):
+            joined: Value | None = None
+            for args, keywords in calls:
+                if index < len(positional) and index < len(args):
+                    value = args[index]
+                elif param.name.value in keywords:
+                    value = keywords[param.name.value]
+                else:
+                    joined = UNKNOWN  # the default: not seen here
+                    break
+                joined = value if joined is None else join(joined, value)
+            if joined is not None and joined.kind in _SEEDED_KINDS and joined.where:
+                seeds[param.name.value] = replace(joined, origins=())
+        return seeds
 
     # ------------------------------------------------------------------ environment
 
@@ -844,6 +893,11 @@ class Analyzer:
             elif value.kind is not Kind.GUARD:
                 value = UNKNOWN
             env[param.name.value] = value
+        if item.class_name is None and item.closure is None:
+            self.bodies[node.name.value] = item
+            seeds = self.parameter_seeds(node)
+            self.seeded[node.name.value] = seeds
+            env.update(seeds)
         if item.class_name in self.module_classes and node.params.params:
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
             if node.name.value == "forward":  # the inputs of a module are tensors
@@ -898,7 +952,10 @@ class Analyzer:
         if type(node) is cst.Name:
             if node.value in ("True", "False", "None"):
                 return Value(Kind.CONSTANT, constant={"True": True, "False": False}.get(node.value))
-            return self.lookup(node.value) or UNKNOWN
+            value = self.lookup(node.value) or UNKNOWN
+            if value.kind is Kind.FUNCTION:
+                self.name_reads[node.value] += 1
+            return value
         if type(node) is cst.Attribute:
             return self.attribute(node)
         if type(node) is cst.Call:
@@ -1341,8 +1398,13 @@ class Analyzer:
             if dataset is not None and dataset.kind is Kind.TENSOR and dataset.where:
                 return Value(Kind.LOADER, dataset.where)  # ``TensorDataset(x.to(device))``
             return Value(Kind.LOADER)
-        if callee in torch_api.TENSOR_DATASETS:
-            return self.container(args)
+        if callee in torch_api.TENSOR_DATASETS:  # ``TensorDataset(x.to(device), y)``
+            if not args or any(not arg.where for arg in args):
+                return UNKNOWN
+            where: Placement = frozenset()
+            for arg in args:
+                where = join_placement(where, arg.where)
+            return Value(Kind.TENSOR, where)
         if callee.rsplit(".", 1)[-1] in torch_api.LOADER_WRAPPERS and node.args:
             return self.wrapped_loader(node)
         if callee == "torch.load":
@@ -1353,6 +1415,15 @@ class Analyzer:
         if torch_api.is_module_class(callee):
             if callee in torch_api.WRAPPERS and args:
                 return Value(Kind.MODULE, args[0].where)
+            if callee in torch_api.MODULE_CONTAINERS:  # ``nn.Sequential(*layers)``
+                parts = [*args, *keywords.values()]
+                known = [part.where for part in parts if part.kind is Kind.MODULE]
+                if starred or not parts or len(known) < len(parts) or None in known:
+                    return Value(Kind.MODULE)  # where its parts are: unknown
+                joined: Placement = frozenset()
+                for placement in known:
+                    joined = join_placement(joined, placement)
+                return Value(Kind.MODULE, joined)
             device = keywords.get("device")
             where = device.where if device is not None and device.kind is Kind.DEVICE else CPU
             return Value(Kind.MODULE, where, stateless=torch_api.is_stateless_module(callee))
@@ -1497,8 +1568,12 @@ class Analyzer:
             name = callee.qualname or ""
             if name in self.guard_leaf_names or _GUARD_NAME.match(name):
                 return Value(Kind.GUARD, polarity=+1, qualname="cuda")
+            if type(node.func) is cst.Name:
+                self.name_calls[node.func.value] += 1
             if starred:
                 return UNKNOWN
+            if self.returns is None:  # not while inlining
+                self.call_args.setdefault(name, []).append((tuple(args), dict(keywords)))
             return self.inline_call(self.function_defs.get(name), args, keywords)
         if callee.kind is Kind.IMPORTED:
             return UNKNOWN

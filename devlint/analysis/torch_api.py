@@ -243,6 +243,10 @@ WRAPPERS = frozenset(
         "torch.nn.parallel.DistributedDataParallel",
     }
 )
+# Modules made of other modules: on the device of their parts.
+MODULE_CONTAINERS = frozenset(
+    {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
+)
 # Parameters and buffers move with the module that owns them.
 PARAMETER_WRAPPERS = frozenset(
     {
