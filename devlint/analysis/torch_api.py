@@ -244,9 +244,7 @@ WRAPPERS = frozenset(
     }
 )
 # Modules made of other modules: on the device of their parts.
-MODULE_CONTAINERS = frozenset(
-    {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
-)
+MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
 # Parameters and buffers move with the module that owns them.
 PARAMETER_WRAPPERS = frozenset(
     {
