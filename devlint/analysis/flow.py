@@ -636,9 +636,12 @@ class Analyzer:
         saved_required, ids_test = self.cuda_required, _cuda_ids_test(node.test)
         self.guarded = saved_guard or _is_cuda_guard(test, +1)
         self.cuda_required = saved_required or ids_test > 0
+        on_cpu = _cpu_test(node.test)  # ``if x.is_cpu:`` / ``if x.device.type != "cpu":``
+        self.refine_to_cpu(on_cpu, +1)
         body_exits = self.suite(node.body)
         body_env, body_required = self.env, self.cuda_required
         self.env = dict(before)
+        self.refine_to_cpu(on_cpu, -1)
         self.guarded = saved_guard or _is_cuda_guard(test, -1)
         self.cuda_required = saved_required or ids_test < 0
         if test.kind is Kind.GUARD and test.qualname:
@@ -667,6 +670,14 @@ class Analyzer:
             joined = {**joined, **{k: v for k, v in body_env.items() if is_cpu(v.where)}}
         self.settle(original, joined)
         return body_exits and else_exits
+
+    def refine_to_cpu(self, on_cpu: tuple[str, int] | None, branch: int) -> None:
+        """In the branch where the test says the tensor is on the CPU, it is."""
+        if on_cpu is None or on_cpu[1] != branch:
+            return
+        value = self.lookup(on_cpu[0])
+        if value is not None and value.kind is Kind.TENSOR:
+            self.env[on_cpu[0]] = replace(value, where=CPU)
 
     def settle(self, original: Env, joined: Env) -> None:
         """Make ``joined`` the current environment, in the dict object the scope owns."""
@@ -1219,13 +1230,21 @@ class Analyzer:
         saved_required, ids_test = self.cuda_required, _cuda_ids_test(node.test)
         self.guarded = saved_guard or _is_cuda_guard(test, +1)
         self.cuda_required = saved_required or ids_test > 0
+        on_cpu, saved_env = _cpu_test(node.test), self.env
+        if on_cpu is not None:
+            self.env = dict(saved_env)
+        self.refine_to_cpu(on_cpu, +1)
         body = self.expr(node.body)
         self.guarded = saved_guard or _is_cuda_guard(test, -1)
         self.cuda_required = saved_required or ids_test < 0
         if test.kind is Kind.GUARD and test.qualname:
             self.backends_tested = saved_backends | {test.qualname}
         self.branches = (*saved_branches, Branch(node, node.orelse))
+        if on_cpu is not None:
+            self.env = dict(saved_env)
+        self.refine_to_cpu(on_cpu, -1)
         orelse = self.expr(node.orelse)
+        self.env = saved_env
         self.guarded, self.backends_tested = saved_guard, saved_backends
         self.branches = saved_branches
         self.cuda_required = saved_required
@@ -1420,6 +1439,9 @@ class Analyzer:
                 known = [part.where for part in parts if part.kind is Kind.MODULE]
                 if starred or not parts or len(known) < len(parts) or None in known:
                     return Value(Kind.MODULE)  # where its parts are: unknown
+                known = [p.where for p in parts if not p.stateless] or known  # ``nn.ReLU()``
+                if None in known:
+                    return Value(Kind.MODULE)  # where its parts are: unknown
                 joined: Placement = frozenset()
                 for placement in known:
                     joined = join_placement(joined, placement)
@@ -1613,6 +1635,48 @@ def _names_a_sequence(name: str) -> bool:
     last = name.rsplit(".", 1)[-1].lower()
     plural = last.endswith("s") and not last.endswith(("ss", "us", "is"))
     return plural or last.endswith(("list", "_seq", "array", "_arr"))
+
+
+def _cpu_test(test: cst.BaseExpression) -> tuple[str, int] | None:
+    """``(name, +1)`` when ``test`` being truthy means tensor ``name`` is on the CPU (-1: falsy).
+
+    ``x.is_cpu``, ``x.device.type == "cpu"``, ``str(x.device) == "cpu"``,
+    ``x.device == torch.device("cpu")``, their negations and ``!=``.
+    """
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = _cpu_test(test.expression)
+        return (inner[0], -inner[1]) if inner is not None else None
+    if type(test) is cst.Attribute and test.attr.value == "is_cpu":
+        name = dotted_name(test.value)
+        return (name, +1) if name is not None else None
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    comparison = test.comparisons[0]
+    if type(comparison.operator) in (cst.Equal, cst.Is):
+        polarity = +1
+    elif type(comparison.operator) in (cst.NotEqual, cst.IsNot):
+        polarity = -1
+    else:
+        return None
+    for side, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+        if not _names_cpu(other):
+            continue
+        device = side
+        if type(device) is cst.Call and dotted_name(device.func) == "str" and device.args:
+            device = device.args[0].value
+        if type(device) is cst.Attribute and device.attr.value == "type":
+            device = device.value
+        if type(device) is cst.Attribute and device.attr.value == "device":
+            name = dotted_name(device.value)
+            return (name, polarity) if name is not None else None
+    return None
+
+
+def _names_cpu(expr: cst.BaseExpression) -> bool:
+    """``"cpu"`` or ``torch.device("cpu")``."""
+    if type(expr) is cst.Call and expr.args and (dotted_name(expr.func) or "").endswith("device"):
+        expr = expr.args[0].value
+    return type(expr) is cst.SimpleString and _string_value(expr) == "cpu"
 
 
 def _gives_shape(node: cst.CSTNode) -> bool:

@@ -204,6 +204,73 @@ CASES = {
             probe(torch.tensor(gamma))  # where: cpu
             probe(torch.tensor(torch.ones(2).cuda()))  # where: unknown
     """,
+    "parameter_seeds_from_every_call": """
+        import torch
+        from torch import nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        def evaluate(model, x, loader):
+            probe(model)  # where: cuda
+            probe(x)  # where: cpu
+            for xb, yb in loader:
+                probe(xb)  # where: cuda
+            return model(x)
+
+        def imshow(img):
+            probe(img)  # where: cpu, cuda
+
+        def scaled(t, scale=None):
+            probe(t)  # where: cuda
+            probe(scale)  # where: unknown
+
+        def show(t):
+            probe(t)  # where: unknown
+
+        def mixed(t):
+            probe(t)  # where: unknown
+
+        def keyword_only(t, *, model):
+            probe(model)  # where: cuda
+            probe(t)  # where: cuda
+
+        def main(data):
+            net = nn.Linear(4, 4).to("cuda")
+            moved = TensorDataset(data.to("cuda"), data.to("cuda"))
+            evaluate(net, torch.randn(2, 4), DataLoader(moved, batch_size=2))
+            imshow(torch.ones(2).cuda())
+            imshow(torch.ones(2))
+            scaled(torch.ones(2).cuda())
+            scaled(torch.ones(2).cuda(), scale=torch.ones(1).cuda())
+            show(torch.ones(2).cuda())
+            callbacks = [show]
+            mixed(torch.ones(2).cuda())
+            mixed(data)
+            keyword_only(torch.ones(2).cuda(), model=net)
+
+        def never_called(t):
+            probe(t)  # where: unknown
+
+        if __name__ == "__main__":
+            main(None)
+    """,
+    "module_containers_take_their_parts": """
+        import torch
+        from collections import OrderedDict
+        from torch import nn
+        device = torch.device("cuda")
+        a = nn.Linear(4, 4, device=device)
+        b = nn.Linear(4, 4).to(device)
+        layers = [nn.Linear(4, 4, device=device) for _ in range(2)]
+        probe(nn.Sequential(a, b))  # where: cuda
+        probe(nn.Sequential(a, b)(torch.ones(1, 4).cuda()))  # where: cuda
+        probe(nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4)))  # where: cpu
+        probe(nn.Sequential(a, nn.Linear(4, 4)))  # where: cpu, cuda
+        probe(nn.Sequential(nn.Linear(4, 4), nn.ReLU()).to(device))  # where: cuda
+        probe(nn.Sequential(*layers))  # where: unknown
+        probe(nn.Sequential(OrderedDict(fc=a)))  # where: unknown
+        probe(nn.ModuleList([a, b]))  # where: unknown
+        probe(nn.ModuleDict({"a": a, "b": b}))  # where: unknown
+    """,
 }
 
 
