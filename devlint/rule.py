@@ -92,9 +92,6 @@ class Rule:
     summary: ClassVar[str]  # one line: what the rule flags
     default: ClassVar[bool] = True  # on unless selected explicitly
     fix: ClassVar[Applicability | None] = None  # the fix the rule offers, if any
-    # Substrings of which the source must contain at least one for the rule to fire; a
-    # file containing none is not even parsed when only such rules are selected.
-    needs: ClassVar[tuple[str, ...]] = ()
     engine_only: ClassVar[bool] = False  # reported by the engine itself (DEV900-DEV902)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:

@@ -48,7 +48,6 @@ class NumpyOnAccelerator(Rule):
     name = "numpy-on-accelerator"
     summary = "`.numpy()` / `np.array()` on a tensor that may be on an accelerator"
     fix = "safe"
-    needs = ("numpy", "array")
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -46,7 +46,6 @@ class BatchNotMoved(Rule):
     name = "batch-not-moved"
     summary = "A data-loader batch element is used with device tensors without being moved"
     fix = "safe"
-    needs = ("for",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[tuple[int, str]] = set()

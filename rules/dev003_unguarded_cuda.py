@@ -60,7 +60,6 @@ class UnguardedCuda(Rule):
     name = "unguarded-cuda"
     summary = "CUDA placement without a CUDA availability check"
     fix = "safe"
-    needs = ("cuda",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

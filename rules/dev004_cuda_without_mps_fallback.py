@@ -64,7 +64,6 @@ class CudaWithoutMpsFallback(Rule):
     name = "cuda-without-mps-fallback"
     summary = "A device choice that tries CUDA, then CPU, and never MPS"
     fix = "unsafe"
-    needs = ("cuda",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for conditional in facts.conditionals:

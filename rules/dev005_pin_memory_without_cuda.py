@@ -44,7 +44,6 @@ class PinMemoryWithoutCuda(Rule):
     name = "pin-memory-without-cuda"
     summary = "`pin_memory=True` where the device may be MPS or CPU"
     fix = "safe"
-    needs = ("pin_memory",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -43,7 +43,6 @@ class DeviceMismatch(Rule):
     code = "DEV006"
     name = "device-mismatch"
     summary = "An operation combines tensors on different devices"
-    needs = ("to(", "cuda", "device")
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for mix in facts.mixes:

@@ -57,7 +57,6 @@ class LoadWithoutMapLocation(Rule):
     name = "load-without-map-location"
     summary = "`torch.load()` without `map_location`"
     fix = "unsafe"
-    needs = ("load",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -48,7 +48,6 @@ class DiscardedMove(Rule):
     name = "discarded-move"
     summary = "A tensor's `.to()` / `.cuda()` / `.cpu()` result is thrown away"
     fix = "unsafe"
-    needs = ("to(", "cuda(", "cpu(")
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -75,7 +75,6 @@ class DeprecatedCudaAmp(Rule):
     name = "deprecated-cuda-amp"
     summary = "`torch.cuda.amp` autocast / GradScaler are deprecated and CUDA-only"
     fix = "safe"
-    needs = ("amp",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         new_api_parts = {

@@ -32,7 +32,6 @@ class DataParallel(Rule):
     name = "data-parallel"
     summary = "`nn.DataParallel` is slower than DistributedDataParallel"
     default = False
-    needs = ("DataParallel",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -47,7 +47,6 @@ class UnguardedCudaCall(Rule):
     code = "DEV011"
     name = "unguarded-cuda-call"
     summary = "A `torch.cuda` call that raises without CUDA, outside a guard"
-    needs = ("cuda",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -44,7 +44,6 @@ class HostSyncInLoop(Rule):
     name = "host-sync-in-loop"
     summary = "A host synchronisation on every iteration of a training loop"
     default = False
-    needs = ("for",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -42,7 +42,6 @@ class FactoryWithoutDevice(Rule):
     name = "factory-without-device"
     summary = "A tensor factory in `forward` without `device=`, combined with the inputs"
     fix = "safe"
-    needs = ("forward",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[int] = set()

@@ -48,7 +48,6 @@ class UnregisteredTensorAttribute(Rule):
     name = "unregistered-tensor-attribute"
     summary = "A tensor attribute of an nn.Module that `model.to(device)` leaves behind"
     fix = "unsafe"
-    needs = ("self.",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for store in facts.attribute_stores:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,22 +147,7 @@ def plan_runs(rules: Sequence[RuleFixtures], columns: Sequence[Column], workdir:
                     )
                 )
         for path in rule.fixed:
-            for column in real:
-                forbidden = own_warnings[column.device]
-                plan.runs.append(
-                    Run(
-                        next_id(),
-                        rule.code,
-                        path.name,
-                        FIXED,
-                        column,
-                        path,
-                        rule.folder,
-                        OK,
-                        forbidden_warnings=forbidden,
-                        fresh=bool(forbidden),
-                    )
-                )
+            plan.runs.extend(_clean_runs(rule, path.name, FIXED, path, real, own_warnings, next_id))
         if fixer is None:
             continue
         for path in rule.bad:
@@ -185,20 +170,33 @@ def plan_runs(rules: Sequence[RuleFixtures], columns: Sequence[Column], workdir:
                     )
                 continue
             fixed = write_live_fix(text, path, workdir)
-            for column in real:
-                forbidden = own_warnings[column.device]
-                plan.runs.append(
-                    Run(
-                        next_id(),
-                        rule.code,
-                        name,
-                        LIVE_FIX,
-                        column,
-                        fixed,
-                        rule.folder,
-                        OK,
-                        forbidden_warnings=forbidden,
-                        fresh=bool(forbidden),
-                    )
-                )
+            plan.runs.extend(_clean_runs(rule, name, LIVE_FIX, fixed, real, own_warnings, next_id))
     return plan
+
+
+def _clean_runs(
+    rule: RuleFixtures,
+    name: str,
+    kind: str,
+    program: Path,
+    columns: Sequence[Column],
+    own_warnings: dict[str, tuple[str, ...]],
+    next_id: Callable[[], str],
+) -> list[Run]:
+    """A fixed program on every real column: it must run clean, without the warnings its
+    rule's bad programs declare."""
+    return [
+        Run(
+            next_id(),
+            rule.code,
+            name,
+            kind,
+            column,
+            program,
+            rule.folder,
+            OK,
+            forbidden_warnings=own_warnings[column.device],
+            fresh=bool(own_warnings[column.device]),
+        )
+        for column in columns
+    ]
