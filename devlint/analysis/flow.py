@@ -474,19 +474,19 @@ class Analyzer:
 
     def _backend_left_behind(self, statement: cst.BaseStatement) -> frozenset[str]:
         """``if mps_available: return "mps"``: what follows is the else of that test."""
-        if isinstance(statement, cst.If) and statement.orelse is None:
+        if type(statement) is cst.If and statement.orelse is None:
             test = self.values.get(id(statement.test), UNKNOWN)
             if test.kind is Kind.GUARD and test.qualname and _always_exits(statement.body):
                 return frozenset({test.qualname})
         return frozenset()
 
     def _guards_rest_of_block(self, statement: cst.BaseStatement) -> bool:
-        if isinstance(statement, cst.If) and statement.orelse is None:
+        if type(statement) is cst.If and statement.orelse is None:
             test = self.values.get(id(statement.test), UNKNOWN)
             return _is_cuda_guard(test, -1) and _always_exits(statement.body)
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             for small in statement.body:
-                if isinstance(small, cst.Assert):
+                if type(small) is cst.Assert:
                     test = self.values.get(id(small.test), UNKNOWN)
                     if _is_cuda_guard(test, +1):
                         return True
@@ -499,19 +499,19 @@ class Analyzer:
         return self.small_statements(body.body)
 
     def statement(self, stmt: cst.BaseStatement, following: cst.BaseStatement | None) -> bool:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             return self.small_statements(stmt.body)
-        if isinstance(stmt, cst.If):
+        if type(stmt) is cst.If:
             return self.if_statement(stmt, following)
-        if isinstance(stmt, cst.For):
+        if type(stmt) is cst.For:
             self.for_statement(stmt)
-        elif isinstance(stmt, cst.While):
+        elif type(stmt) is cst.While:
             self.while_statement(stmt)
-        elif isinstance(stmt, cst.FunctionDef):
+        elif type(stmt) is cst.FunctionDef:
             self.function_def(stmt, class_name=None)
-        elif isinstance(stmt, cst.ClassDef):
+        elif type(stmt) is cst.ClassDef:
             self.class_def(stmt)
-        elif isinstance(stmt, cst.With):
+        elif type(stmt) is cst.With:
             for item in stmt.items:
                 value = self.expr(item.item)
                 if item.asname is not None:
@@ -519,7 +519,7 @@ class Analyzer:
             return self.suite(stmt.body)
         elif isinstance(stmt, cst.Try | cst.TryStar):
             self.try_statement(stmt)
-        elif isinstance(stmt, cst.Match):
+        elif type(stmt) is cst.Match:
             self.match_statement(stmt)
         return False
 
@@ -527,25 +527,25 @@ class Analyzer:
         return any(self.small_statement(small) for small in statements)
 
     def small_statement(self, small: cst.BaseSmallStatement) -> bool:
-        if isinstance(small, cst.Expr):
+        if type(small) is cst.Expr:
             self.expression_statement(small.value)
             return _is_exit_call(small.value)
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             if len(small.targets) == 1 and self.bind_pairwise(small.targets[0].target, small.value):
                 return False
             value = self.expr(small.value)
             for target in small.targets:
                 self.bind(target.target, value)
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             if small.value is not None:
                 self.bind(small.target, self.expr(small.value))
-        elif isinstance(small, cst.AugAssign):
+        elif type(small) is cst.AugAssign:
             current = self.expr(small.target)
             value = self.expr(small.value)
             self.bind(
                 small.target, self.combine(small, [(small.target, current), (small.value, value)])
             )
-        elif isinstance(small, cst.Return):
+        elif type(small) is cst.Return:
             if small.value is not None:
                 returned = self.expr(small.value)
                 self._mark_reference(small.value)
@@ -554,17 +554,17 @@ class Analyzer:
             if not (self.cuda_required or self.guarded):
                 self.exits_without_cuda = True
             return True
-        elif isinstance(small, cst.Raise):
+        elif type(small) is cst.Raise:
             if small.exc is not None:
                 self.expr(small.exc)
             return True
         elif isinstance(small, cst.Break | cst.Continue):
             return True
-        elif isinstance(small, cst.Assert):
+        elif type(small) is cst.Assert:
             self.expr(small.test)
             if small.msg is not None:
                 self.expr(small.msg)
-        elif isinstance(small, cst.Import):
+        elif type(small) is cst.Import:
             for alias in small.names:
                 full = _module_name(alias.name)
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -572,9 +572,9 @@ class Analyzer:
                 else:
                     top = full.split(".", 1)[0]
                     self.env[top] = Value(Kind.IMPORTED, qualname=top)
-        elif isinstance(small, cst.ImportFrom):
+        elif type(small) is cst.ImportFrom:
             self.import_from(small)
-        elif isinstance(small, cst.Del):
+        elif type(small) is cst.Del:
             self.expr(small.target)
         return False
 

@@ -101,7 +101,7 @@ UNKNOWN = Value()
 
 def join(a: Value, b: Value) -> Value:
     """The least value describing both ``a`` and ``b`` (the two sides of a branch)."""
-    if a == b:
+    if a is b or a == b:
         return a
     if a.kind is not b.kind:
         return UNKNOWN
