@@ -1586,6 +1586,8 @@ class Analyzer:
             return self.wrapped_loader(node)  # a local ``tqdm`` stand-in, say
         if leaf == "next" and args and args[0].kind is Kind.LOADER:
             return self.batch_of(args[0])  # ``images, labels = next(iter(loader))``
+        if leaf == "enumerate" and args and args[0].kind is Kind.LOADER:
+            return args[0]  # ``_, (x, y) = next(enumerate(loader))``: the index goes along
         if callee.kind is Kind.FUNCTION:
             name = callee.qualname or ""
             if name in self.guard_leaf_names or _GUARD_NAME.match(name):
