@@ -29,7 +29,9 @@ but the code is written to run with CUDA only, by a contract visible in the file
 - in a branch on DDP ``device_ids is not None`` (CUDA device ids, by torch's contract);
 - everywhere in a module that imports a ``torch_api.CUDA_ONLY_PACKAGES`` package at module
   level, unconditionally or under ``if is_..._available():`` (not inside ``try``, which
-  means an optional dependency).
+  means an optional dependency);
+- everywhere in a module that creates CUDA streams (``torch.cuda.Stream()``) outside any
+  if/try branch: streams have no meaning without CUDA, such code is CUDA code by design.
 """
 
 from __future__ import annotations
@@ -255,6 +257,12 @@ class Analyzer:
             # A guard attribute was read before its assignment was seen: run once more.
             return Analyzer(self.guard_functions, self.guard_attributes).analyze(module)
         self._callers_require_cuda(module)
+        if any(  # unconditionally: not one side of a version or availability test
+            record.callee in torch_api.CUDA_STREAMS and not record.site.branches
+            for record in self.calls.values()
+        ):
+            for record in self.calls.values():
+                record.site = replace(record.site, cuda_required=True)
         return FileFacts(
             calls=list(self.calls.values()),
             mixes=list(self.mixes.values()),

@@ -104,6 +104,10 @@ def join(a: Value, b: Value) -> Value:
     if a is b or a == b:
         return a
     if a.kind is not b.kind:
+        # ``use_cuda = torch.cuda.is_available()`` on one path, a placeholder (``False``,
+        # ``None``, ``"NA"``) on the other: still the availability test's variable.
+        if {a.kind, b.kind} == {Kind.GUARD, Kind.CONSTANT}:
+            return a if a.kind is Kind.GUARD else b
         return UNKNOWN
     if a.kind in (Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT):
         return a if (a.qualname, a.constant) == (b.qualname, b.constant) else UNKNOWN

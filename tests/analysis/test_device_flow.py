@@ -479,14 +479,19 @@ REQUIREMENT_CASES = {
                 pass
             torch.cuda.synchronize()  # first
     """,
+    "stream_module": """
+        import torch
+        class Prefetcher:
+            def __init__(self):
+                self.stream = torch.cuda.Stream()  # required
+            def wait(self):
+                torch.cuda.current_stream().wait_stream(self.stream)  # required
+        def report():
+            print(torch.cuda.get_device_name())  # required
+    """,
     "contracts": """
         import torch
         from contextlib import nullcontext
-        class Prefetcher:
-            def __init__(self):
-                self.stream = torch.cuda.Stream()  # first
-            def wait(self):
-                torch.cuda.current_stream().wait_stream(self.stream)  # first
         class Checked:
             def __init__(self):
                 if not torch.cuda.is_available():
