@@ -1,4 +1,3 @@
-import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -20,9 +19,6 @@ NEW_API = ("torch.amp.", "torch.autocast")
 # What an old torch raises for the new API: no ``torch.amp`` (AttributeError, ImportError),
 # no ``device`` argument to ``torch.amp.GradScaler`` (TypeError, before 2.3).
 FALLBACK_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "TypeError"})
-# ``torch.__version__``, ``is_torch_version(...)``, ``TORCH_VERSION``,
-# ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_1_10``: names that test the torch release.
-_VERSION_NAME = re.compile(r"version|torch\w*(\d|greater|less|newer|older)", re.IGNORECASE)
 
 
 class DeprecatedCudaAmp(Rule):
@@ -105,7 +101,7 @@ def _old_torch_fallback(site: Site, new_api_parts: set[int], facts: FileFacts) -
                 return True
         elif isinstance(node, cst.If | cst.IfExp):
             other = node.orelse if part is node.body else node.body
-            if id(other) in new_api_parts and _tests_version(node.test, facts):
+            if id(other) in new_api_parts and facts.tests_torch_version(node.test):
                 return True
     return False
 
@@ -120,24 +116,6 @@ def _names(types: cst.BaseExpression) -> set[str]:
         elif isinstance(element, cst.Attribute):
             found.add(element.attr.value)
     return found
-
-
-def _tests_version(test: cst.CSTNode, facts: FileFacts) -> bool:
-    """A test of the torch release: a version name, or ``hasattr(torch..., ...)``."""
-    if isinstance(test, cst.Name) and _VERSION_NAME.search(test.value):
-        return True
-    if isinstance(test, cst.Attribute) and _VERSION_NAME.search(test.attr.value):
-        return True
-    if (
-        isinstance(test, cst.Call)
-        and isinstance(test.func, cst.Name)
-        and test.func.value == "hasattr"
-        and test.args
-    ):
-        owner = facts.value_of(test.args[0].value)
-        if owner.qualname is not None and owner.qualname.split(".", 1)[0] == "torch":
-            return True
-    return any(_tests_version(child, facts) for child in test.children)
 
 
 def _fix(call: CallRecord, function: str) -> FixPlan | None:

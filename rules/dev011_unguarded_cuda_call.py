@@ -22,7 +22,9 @@ class UnguardedCudaCall(Rule):
     of a class whose `__init__` refuses to run without CUDA, branches on DDP
     `device_ids is not None`, code after `init_process_group("nccl")`, modules that
     import a CUDA-only package (`triton`, `apex`, `megatron`, ...) at module level, and
-    modules that create CUDA streams (`torch.cuda.Stream()` outside any if/try).
+    modules that create CUDA streams (`torch.cuda.Stream()` outside any if/try). So are
+    the sides of a torch-version test (`torch.Stream() if torch_2_7 else torch.cuda.Stream()`):
+    compatibility code for another release.
     `torch.cuda.stream(s)` is not reported: it does nothing for `None`, and any real
     stream came from a call that is.
 
@@ -51,7 +53,9 @@ class UnguardedCudaCall(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:
-            if call.callee in RAISING and not (call.site.guarded or call.site.cuda_required):
+            if call.callee not in RAISING or call.site.guarded or call.site.cuda_required:
+                continue
+            if not facts.in_torch_version_branch(call.site):
                 yield Finding(
                     call.node,
                     f"`{call.callee}()` raises without CUDA; check `torch.cuda.is_available()`",

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from devlint.analysis.values import UNKNOWN, Value
+
+# ``torch.__version__``, ``is_torch_version(...)``, ``TORCH_VERSION``,
+# ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_1_10``: names that test the torch release.
+_VERSION_NAME = re.compile(r"version|torch\w*(\d|greater|less|newer|older)", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -116,3 +121,30 @@ class FileFacts:
     def value_of(self, node: cst.CSTNode) -> Value:
         """The value the analysis computed for an expression (unknown if never evaluated)."""
         return self.values.get(id(node), UNKNOWN)
+
+    def tests_torch_version(self, test: cst.CSTNode) -> bool:
+        """A test of the torch release: a version name (``torch.__version__``,
+        ``is_torch_version(...)``, ``_TORCH_GREATER_EQUAL_2_4``), or ``hasattr(torch..., ...)``."""
+        if isinstance(test, cst.Name) and _VERSION_NAME.search(test.value):
+            return True
+        if isinstance(test, cst.Attribute) and _VERSION_NAME.search(test.attr.value):
+            return True
+        if (
+            isinstance(test, cst.Call)
+            and isinstance(test.func, cst.Name)
+            and test.func.value == "hasattr"
+            and test.args
+        ):
+            owner = self.value_of(test.args[0].value)
+            if owner.qualname is not None and owner.qualname.split(".", 1)[0] == "torch":
+                return True
+        return any(self.tests_torch_version(child) for child in test.children)
+
+    def in_torch_version_branch(self, site: Site) -> bool:
+        """Whether ``site`` runs in one side of an ``if`` or conditional expression that
+        tests the torch release (compatibility code for another torch)."""
+        return any(
+            isinstance(branch.node, cst.If | cst.IfExp)
+            and self.tests_torch_version(branch.node.test)
+            for branch in site.branches
+        )
