@@ -20,6 +20,9 @@ Measured on torch 2.13.0+cpu, what ``meta`` reproduces faithfully and what not:
   declared ``cuda`` expectation); every ``ok`` fixture is "not emulated".
 - ``tensor.is_cuda`` is False and ``tensor.device`` prints ``meta``; ``torch.cuda.*`` calls
   other than ``is_available`` / ``device_count`` still fail as on a CPU-only build.
+- ``torch.optim.Adam.step()`` raises ``Cannot access accelerator device when none is
+  available`` (its graph-capture check asks ``torch.accelerator.current_stream()``): a
+  fixture whose bug comes after a training step uses SGD, and no ``.item()`` before the bug.
 
 Rejected: ``FakeTensorMode``. Tensors created with ``device="cuda"`` there raise the exact
 CUDA mismatch message (matmul included), but ``.cuda()`` / ``.to("cuda")`` fail on a CPU
