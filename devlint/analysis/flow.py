@@ -66,6 +66,7 @@ from devlint.analysis.values import (
     is_cpu,
     join,
     join_placement,
+    join_placements,
     placement_of_device_string,
 )
 
@@ -1062,9 +1063,7 @@ class Analyzer:
         if not values:
             return Value(Kind.TENSOR, frozenset())
         if all(value.kind is Kind.TENSOR for value in values):
-            where: Placement = frozenset()
-            for value in values:
-                where = join_placement(where, value.where)
+            where = join_placements(value.where for value in values)
             origins = tuple(origin for value in values for origin in value.origins)
             from_batch = all(v.from_batch for v in values)
             return Value(Kind.TENSOR, where, from_batch=from_batch, origins=origins)
@@ -1428,10 +1427,7 @@ class Analyzer:
         if callee in torch_api.TENSOR_DATASETS:  # ``TensorDataset(x.to(device), y)``
             if not args or any(not arg.where for arg in args):
                 return UNKNOWN
-            where: Placement = frozenset()
-            for arg in args:
-                where = join_placement(where, arg.where)
-            return Value(Kind.TENSOR, where)
+            return Value(Kind.TENSOR, join_placements(arg.where for arg in args))
         if callee.rsplit(".", 1)[-1] in torch_api.LOADER_WRAPPERS and node.args:
             return self.wrapped_loader(node)
         if callee == "torch.load":
@@ -1450,10 +1446,7 @@ class Analyzer:
                 known = [p.where for p in parts if not p.stateless] or known  # ``nn.ReLU()``
                 if None in known:
                     return Value(Kind.MODULE)  # where its parts are: unknown
-                joined: Placement = frozenset()
-                for placement in known:
-                    joined = join_placement(joined, placement)
-                return Value(Kind.MODULE, joined)
+                return Value(Kind.MODULE, join_placements(known))
             device = keywords.get("device")
             where = device.where if device is not None and device.kind is Kind.DEVICE else CPU
             return Value(Kind.MODULE, where, stateless=torch_api.is_stateless_module(callee))

@@ -8,6 +8,7 @@ with unknown stays unknown, so a rule that needs a known placement stays silent.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -39,6 +40,14 @@ def join_placement(a: Placement, b: Placement) -> Placement:
     if a is None or b is None:
         return None
     return a | b
+
+
+def join_placements(placements: Iterable[Placement]) -> Placement:
+    """Where any of several values may be (unknown if one is unknown; nothing: empty)."""
+    joined: Placement = frozenset()
+    for placement in placements:
+        joined = join_placement(joined, placement)
+    return joined
 
 
 def may_be_accelerator(where: Placement) -> bool:
