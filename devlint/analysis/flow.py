@@ -31,7 +31,11 @@ but the code is written to run with CUDA only, by a contract visible in the file
   level, unconditionally or under ``if is_..._available():`` (not inside ``try``, which
   means an optional dependency);
 - everywhere in a module that creates CUDA streams (``torch.cuda.Stream()``) outside any
-  if/try branch: streams have no meaning without CUDA, such code is CUDA code by design.
+  if/try branch: streams have no meaning without CUDA, such code is CUDA code by design;
+- everywhere in a library module (no code at its top level that runs work: no calls, loops
+  or ``__main__`` block) with a function that refuses to run without CUDA in words
+  (``if not torch.cuda.is_available(): raise ImportError("... requires CUDA")``): the module
+  is a CUDA integration whose callers come through that gate (``_is_library_module``).
 """
 
 from __future__ import annotations
@@ -227,6 +231,7 @@ class Analyzer:
         # analysed (``owner``), and what ``_callers_require_cuda`` decides on at the end.
         self.cuda_required = False
         self.cuda_module = False
+        self.refuses_without_cuda = False  # a function here refuses to run without CUDA
         self.cuda_classes: set[str] = set()
         self.owner: str | None = None
         self.exits_without_cuda = False  # a ``return`` where CUDA was not yet required
@@ -261,7 +266,7 @@ class Analyzer:
         if any(  # unconditionally: not one side of a version or availability test
             record.callee in torch_api.CUDA_STREAMS and not record.site.branches
             for record in self.calls.values()
-        ):
+        ) or (self.refuses_without_cuda and _is_library_module(module)):
             for record in self.calls.values():
                 record.site = replace(record.site, cuda_required=True)
         return FileFacts(
@@ -477,6 +482,8 @@ class Analyzer:
                 exits = True
             if self._guards_rest_of_block(statement):
                 self.guarded = True
+                if self.function is not None and _refusal_names_cuda(statement):
+                    self.refuses_without_cuda = True
             self.backends_tested |= self._backend_left_behind(statement)
         self.guarded, self.backends_tested = saved_guard, saved_backends
         return exits
@@ -1892,6 +1899,50 @@ def _is_exit_call(expr: cst.BaseExpression) -> bool:
         return False
     name = dotted_name(expr.func)
     return name is not None and name in torch_api.EXIT_CALLS
+
+
+_NAMES_CUDA = re.compile(r"\b(?:cuda|gpu)\b", re.IGNORECASE)
+
+
+def _refusal_names_cuda(statement: cst.BaseStatement) -> bool:
+    """``if not cuda: raise/return ...`` whose last line says, in a string, that CUDA is needed."""
+    if type(statement) is not cst.If or not isinstance(statement.body, cst.IndentedBlock):
+        return False
+    last = statement.body.body[-1]
+    if not isinstance(last, cst.SimpleStatementLine):
+        return False
+    exit_ = last.body[-1]
+    return isinstance(exit_, cst.Raise | cst.Return) and any(
+        _NAMES_CUDA.search(string.value) for string in _strings_in(exit_)
+    )
+
+
+def _strings_in(node: cst.CSTNode) -> list[cst.SimpleString | cst.FormattedStringText]:
+    if isinstance(node, cst.SimpleString | cst.FormattedStringText):
+        return [node]
+    return [found for child in node.children for found in _strings_in(child)]
+
+
+def _is_library_module(module: cst.Module) -> bool:
+    """No work at the top level: only imports, definitions, assignments and docstrings."""
+    for statement in module.body:
+        if isinstance(statement, cst.If) and _is_main_test(statement.test):
+            return False
+        if isinstance(statement, cst.For | cst.While | cst.With):
+            return False
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            type(small) is cst.Expr and type(small.value) is not cst.SimpleString
+            for small in statement.body
+        ):
+            return False
+    return True
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    if type(test) is not cst.Comparison:
+        return False
+    sides = {dotted_name(test.left), _string_value(test.comparisons[0].comparator)}
+    return sides == {"__name__", "__main__"}
 
 
 def _always_exits(body: cst.BaseSuite) -> bool:
