@@ -105,6 +105,8 @@ class _Pending:
 _SEEDED_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE)
 MAX_INLINED_CALLS = 200  # per file: analysis time stays linear in the file's size
 MAX_INLINED_SIZE = 25  # top-level statements of a function analysed at its calls
+MAX_INLINED_DEPTH = 2  # a helper's own helper (``visible()`` returning ``list(range(count()))``)
+MAX_NESTED_INLINED_SIZE = 3  # ... when it is a one-liner or close to it
 
 
 def dotted_name(expr: cst.BaseExpression) -> str | None:
@@ -223,6 +225,7 @@ class Analyzer:
         # (``preds = predict(model, x)``) to learn what they return; see ``inline_call``.
         self.function_defs: dict[str, cst.FunctionDef] = {}
         self.returns: list[Value] | None = None  # return values, while inlining
+        self.inline_depth = 0
         self.inline_budget = MAX_INLINED_CALLS
         self.inlined: dict[tuple[object, ...], Value] = {}  # inline_call's answers
         self.module_done = False  # the module's top-level code has been analysed
@@ -286,6 +289,11 @@ class Analyzer:
             for item in batch:
                 self.function_body(item)
 
+    def used_as_value(self, name: str) -> bool:
+        """A module-level function read here other than to call it (a callback, a
+        ``map(f, ...)`` argument): it is also called from places this file does not show."""
+        return self.name_reads[name] > self.name_calls[name]
+
     def parameter_seeds(self, node: cst.FunctionDef) -> dict[str, Value]:
         """What a module-level function's parameters hold at every call in this file.
 
@@ -297,7 +305,7 @@ class Analyzer:
         calls = self.call_args.get(name)
         if not calls or self.function_defs.get(name) is not node:
             return {}
-        if self.name_reads[name] > self.name_calls[name]:
+        if self.used_as_value(name):
             return {}
         positional = [*node.params.posonly_params, *node.params.params]
         seeds: dict[str, Value] = {}
@@ -342,7 +350,7 @@ class Analyzer:
         if not self.owned_records:
             return
         candidates = {owner for _, owner in self.owned_records}
-        used_as_value = _names_used_as_values(module, candidates)
+        used_as_value = {name for name in candidates if self.used_as_value(name)}
         callers: dict[str, list[tuple[Site, str | None]]] = {}
         for name, site, owner in self.local_calls:
             if name in candidates:
@@ -1512,11 +1520,13 @@ class Analyzer:
 
         The body is analysed once more with the parameters bound to the arguments; what
         that records is thrown away (the function's own analysis stands), only the join of
-        its return values is kept. One level deep, and a bounded number per file.
+        its return values is kept. ``MAX_INLINED_DEPTH`` levels deep, and a bounded number
+        per file.
         """
-        if node is None or self.returns is not None or self.inline_budget <= 0:
+        if node is None or self.inline_depth >= MAX_INLINED_DEPTH or self.inline_budget <= 0:
             return UNKNOWN
-        if not isinstance(node.body, cst.IndentedBlock) or len(node.body.body) > MAX_INLINED_SIZE:
+        size = MAX_INLINED_SIZE if self.inline_depth == 0 else MAX_NESTED_INLINED_SIZE
+        if not isinstance(node.body, cst.IndentedBlock) or len(node.body.body) > size:
             return UNKNOWN
         # Once the module's own code has run, what the body sees is fixed but for these:
         # the same call again (a helper called in every method) is answered from memory.
@@ -1551,18 +1561,21 @@ class Analyzer:
         )  # fmt: skip
         self.env, self.values, self.calls, self.mixes, self.conditionals = env, {}, {}, {}, {}
         self.pending, self.attribute_stores, self.attribute_loads = [], [], set()
+        outer_returns = self.returns
         self.function, self.loop, self.returns = node, None, []
         saved_required = (self.cuda_required, self.exits_without_cuda)
+        self.inline_depth += 1
         try:
             self.suite(node.body)
             returned = self.returns
         finally:
+            self.inline_depth -= 1
             self.cuda_required, self.exits_without_cuda = saved_required
             (
                 self.env, self.values, self.calls, self.mixes, self.conditionals, self.pending,
                 self.attribute_stores, self.attribute_loads, self.function, self.loop,
             ) = saved  # fmt: skip
-            self.returns = None
+            self.returns = outer_returns
         if not returned:
             return UNKNOWN
         result = returned[0]
@@ -1580,11 +1593,13 @@ class Analyzer:
     ) -> Value:
         if (
             type(node.func) is cst.Name
-            and node.func.value == "len"
-            and len(args) == 1
-            and args[0].kind is Kind.GUARD
+            and node.func.value in _GUARD_PRESERVING
+            and args
+            and args[-1].kind is Kind.GUARD
         ):
-            return args[0]  # ``len(torch.cuda.default_generators) > 0``
+            # ``len(torch.cuda.default_generators) > 0``; ``list(range(device_count()))``
+            # is empty exactly where CUDA is absent, so it tests and iterates like the count.
+            return args[-1]
         if callee.kind is Kind.CLASS:
             if callee.qualname in self.module_classes:
                 return Value(Kind.MODULE, CPU, stateless=callee.qualname in self.stateless_classes)
@@ -1766,32 +1781,6 @@ def _imports_cuda_only_package(module: cst.Module) -> bool:
     return False
 
 
-class _ValueUses(cst.CSTVisitor):
-    """Which of ``names`` appear other than as a called name or a ``def``'s name."""
-
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-        self.skip: set[int] = set()
-        self.found: set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if type(node.func) is cst.Name:
-            self.skip.add(id(node.func))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.skip.add(id(node.name))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.names and id(node) not in self.skip:
-            self.found.add(node.value)
-
-
-def _names_used_as_values(module: cst.Module, names: set[str]) -> set[str]:
-    visitor = _ValueUses(names)
-    module.visit(visitor)
-    return visitor.found
-
-
 def _is_cuda_guard(value: Value, polarity: int) -> bool:
     """True when ``value`` being truthy (+1) / falsy (-1) implies CUDA is available."""
     return (
@@ -1862,7 +1851,9 @@ def _availability_comparison(
 
 
 def _catches_device_errors(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-    """A handler for the errors that CUDA placement raises where CUDA is absent."""
+    """A handler for the errors that CUDA placement raises where CUDA is absent: the
+    ``AssertionError`` of a build without CUDA (macOS, CPU wheels) included, which a bare
+    ``except RuntimeError`` (a CUDA build on a machine without a GPU) lets through."""
     if handler.type is None:
         return True
     if isinstance(handler.type, cst.Tuple):
@@ -1870,7 +1861,7 @@ def _catches_device_errors(handler: cst.ExceptHandler | cst.ExceptStarHandler) -
     else:
         types = [handler.type]
     names = {dotted_name(t) for t in types}
-    return bool(names & {"RuntimeError", "AssertionError", "Exception", "BaseException"})
+    return bool(names & {"AssertionError", "Exception", "BaseException"})
 
 
 def _unwrap_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -1883,15 +1874,9 @@ def _unwrap_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _iterates_devices(iterable: cst.BaseExpression, values: dict[int, Value]) -> bool:
-    """``for i in range(torch.cuda.device_count())`` only runs where CUDA is available."""
-    if (
-        isinstance(iterable, cst.Call)
-        and isinstance(iterable.func, cst.Name)
-        and iterable.func.value == "range"
-        and iterable.args
-    ):
-        return _is_cuda_guard(values.get(id(iterable.args[-1].value), UNKNOWN), +1)
-    return False
+    """``for i in range(torch.cuda.device_count())`` only runs where CUDA is available
+    (also over ``visible = list(range(...))``: the sequence is empty without CUDA)."""
+    return _is_cuda_guard(values.get(id(iterable), UNKNOWN), +1)
 
 
 def _is_exit_call(expr: cst.BaseExpression) -> bool:
@@ -1901,19 +1886,15 @@ def _is_exit_call(expr: cst.BaseExpression) -> bool:
     return name is not None and name in torch_api.EXIT_CALLS
 
 
+# Builtins whose result is empty (falsy) exactly when their last argument, a count, is 0.
+_GUARD_PRESERVING = frozenset({"len", "range", "list", "tuple", "sorted"})
 _NAMES_CUDA = re.compile(r"\b(?:cuda|gpu)\b", re.IGNORECASE)
 
 
 def _refusal_names_cuda(statement: cst.BaseStatement) -> bool:
-    """``if not cuda: raise/return ...`` whose last line says, in a string, that CUDA is needed."""
-    if type(statement) is not cst.If or not isinstance(statement.body, cst.IndentedBlock):
-        return False
-    last = statement.body.body[-1]
-    if not isinstance(last, cst.SimpleStatementLine):
-        return False
-    exit_ = last.body[-1]
-    return isinstance(exit_, cst.Raise | cst.Return) and any(
-        _NAMES_CUDA.search(string.value) for string in _strings_in(exit_)
+    """``if not cuda: raise/return ...`` whose body says, in a string, that CUDA is needed."""
+    return type(statement) is cst.If and any(
+        _NAMES_CUDA.search(string.value) for string in _strings_in(statement.body)
     )
 
 

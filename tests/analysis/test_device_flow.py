@@ -439,6 +439,10 @@ REQUIREMENT_CASES = {
         def probe_in_try():
             try:
                 torch.cuda.synchronize()  # guarded
+            except (RuntimeError, AssertionError):
+                pass
+            try:  # a build without CUDA raises AssertionError, which this lets through
+                torch.cuda.synchronize()  # first
             except RuntimeError:
                 pass
             torch.cuda.synchronize()  # first
@@ -541,6 +545,35 @@ REQUIREMENT_CASES = {
         def launch():
             torch.cuda.synchronize()  # required
         torch.cuda.set_device(0)  # required
+    """,
+    "library_module_refusing_without_cuda": """
+        import torch
+        def usable(raise_error=False):
+            if not torch.cuda.is_available():
+                if raise_error:
+                    raise ImportError("the kernel requires CUDA")
+                return False
+            return True
+        def capability():
+            return torch.cuda.get_device_capability()  # required
+    """,
+    "script_refusing_in_one_function": """
+        import torch
+        def train():
+            if not torch.cuda.is_available():
+                raise SystemExit("training needs a GPU")
+            torch.cuda.synchronize()  # guarded
+        def bench():
+            torch.cuda.synchronize()  # first
+        bench()
+    """,
+    "library_module_refusing_without_saying_cuda": """
+        import torch
+        def usable():
+            if not torch.cuda.is_available():
+                raise ImportError("the kernel is not usable here")
+        def capability():
+            return torch.cuda.get_device_capability()  # first
     """,
     "optional_cuda_only_package": """
         import torch
