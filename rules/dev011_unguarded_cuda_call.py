@@ -20,7 +20,7 @@ class UnguardedCudaCall(Rule):
     (`def cuda(self)`, `_replay_cuda_graph`), module-level functions named for CUDA that
     the file never calls unguarded, functions the file only calls after a check, methods
     of a class whose `__init__` refuses to run without CUDA, branches on DDP
-    `device_ids is not None`, code after `init_process_group("nccl")`, modules that
+    `device_ids is not None`, modules that
     import a CUDA-only package (`triton`, `apex`, `megatron`, ...) at module level, and
     modules that create CUDA streams (`torch.cuda.Stream()` outside any if/try). So are
     the sides of a torch-version test (`torch.Stream() if torch_2_7 else torch.cuda.Stream()`):

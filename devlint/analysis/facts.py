@@ -47,7 +47,7 @@ class Site:
     # a function body continues the branches its ``def`` statement ran in.
     branches: tuple[Branch, ...] = ()
     # Written to run with CUDA only, though nothing tests for it: a contract visible in the
-    # file (a method named for CUDA, callers that check first, an NCCL process group, a
+    # file (a method named for CUDA, callers that check first, DDP device ids, a
     # CUDA-only package...; the *CUDA required* notes in flow.py). Weaker than ``guarded``:
     # only DEV011 uses it; placements (DEV003) and pin_memory (DEV005) keep to guards.
     cuda_required: bool = False

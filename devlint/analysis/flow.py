@@ -15,18 +15,18 @@ their block.
 
 *CUDA required* (``Site.cuda_required``) is weaker than guarded: nothing tested for CUDA,
 but the code is written to run with CUDA only, by a contract visible in the file. It holds
-- after ``init_process_group("nccl")`` on the same path (NCCL is the GPU backend): like
-  an assert, branch-local, joined after ``if`` and ``try``, dropped after loops,
-  comprehensions and the right of ``and``/``or``; a function defined after it inherits it.
-  An earlier call that merely raises without CUDA (``.cuda()``, ``torch.cuda.synchronize()``)
-  does not count: each unguarded call is its own report, as users label them;
+- in a branch on DDP ``device_ids is not None`` (CUDA device ids, by torch's contract):
+  branch-local, joined after ``if`` and ``try``, dropped after loops, comprehensions and
+  the right of ``and``/``or``; a function defined in the branch inherits it. An earlier
+  call that merely raises without CUDA (``.cuda()``, ``torch.cuda.synchronize()``,
+  ``init_process_group("nccl")``) does not count: each unguarded call is its own report,
+  as users label them;
 - in every method of a class whose ``__init__`` requires CUDA (or is guarded: ``if not
   torch.cuda.is_available(): raise``) on each path that returns;
 - in a method named for CUDA (``def cuda(self)``, ``def _replay_cuda_graph``);
 - in a module-level function named for CUDA that this file never calls from code where
   CUDA is not required, and in one that this file calls, only from such code (and never
   uses as a value): its callers hold the precondition (``_callers_require_cuda``);
-- in a branch on DDP ``device_ids is not None`` (CUDA device ids, by torch's contract);
 - everywhere in a module that imports a ``torch_api.CUDA_ONLY_PACKAGES`` package at module
   level, unconditionally or under ``if is_..._available():`` (not inside ``try``, which
   means an optional dependency);
@@ -1324,8 +1324,6 @@ class Analyzer:
                 and not (record.site.guarded or record.site.cuda_required)
             ):
                 self.owned_records.append((record, self.owner))
-        if _requires_cuda(record):
-            self.cuda_required = True  # what follows on this path runs on a GPU worker
         if method is not None and receiver is not None:
             return self.method_call(node, receiver, method, args, keywords)
         if callee is not None:
@@ -1720,22 +1718,6 @@ def _parameters(params: cst.Parameters) -> list[cst.Param]:
     if params.star_kwarg is not None:
         result.append(params.star_kwarg)
     return result
-
-
-_INIT_PROCESS_GROUP = frozenset(
-    {
-        "torch.distributed.init_process_group",
-        "torch.distributed.distributed_c10d.init_process_group",
-    }
-)
-
-
-def _requires_cuda(record: CallRecord) -> bool:
-    """``init_process_group("nccl")``: the process is a GPU worker (see *CUDA required*)."""
-    if record.callee not in _INIT_PROCESS_GROUP:
-        return False
-    backend = record.args[0] if record.args else record.keywords.get("backend")
-    return backend is not None and backend.constant == "nccl"
 
 
 def _cuda_ids_test(test: cst.BaseExpression) -> int:

@@ -447,40 +447,32 @@ REQUIREMENT_CASES = {
                 pass
             torch.cuda.synchronize()  # first
     """,
-    "nccl_process_group": """
+    "nccl_process_group_is_no_guard": """
         import torch
         import torch.distributed as dist
         def worker(rank):
             dist.init_process_group("nccl", rank=rank, world_size=2)
-            torch.cuda.set_device(rank)  # required
-            def closure():
-                torch.cuda.synchronize()  # required
-        def gloo(rank):
-            dist.init_process_group(backend="gloo", rank=rank, world_size=2)
             torch.cuda.set_device(rank)  # first
-        def branches(flag, rank):
-            if flag:
-                dist.init_process_group(backend="nccl")
-                torch.cuda.synchronize()  # required
-            torch.cuda.synchronize()  # first
-            if flag:
-                dist.init_process_group(backend="nccl")
+    """,
+    "required_along_paths": """
+        import torch
+        def branches(device_ids):
+            if device_ids is not None:
+                torch.cuda.set_device(device_ids[0])  # required
+                def closure():
+                    torch.cuda.synchronize()  # required
             else:
                 raise SystemExit("single process")
-            torch.cuda.set_device(rank)  # required
-        def loop(n):
-            for _ in range(n):
-                dist.init_process_group("nccl")
+            torch.cuda.synchronize()  # required
+        def one_side(device_ids):
+            if device_ids is not None:
                 torch.cuda.synchronize()  # required
             torch.cuda.synchronize()  # first
-        def expression(flag):
-            ok = flag and dist.init_process_group("nccl")
-            torch.cuda.synchronize()  # first
-        def handled():
-            try:
-                dist.init_process_group("nccl")
-            except ValueError:
-                pass
+        def loop(device_ids, n):
+            for _ in range(n):
+                if device_ids is None:
+                    continue
+                torch.cuda.synchronize()  # required
             torch.cuda.synchronize()  # first
     """,
     "stream_module": """
