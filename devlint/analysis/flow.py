@@ -662,6 +662,7 @@ class Analyzer:
         self.cuda_required = saved_required or ids_test > 0
         on_cpu = _cpu_test(node.test)  # ``if x.is_cpu:`` / ``if x.device.type != "cpu":``
         self.refine_to_cpu(on_cpu, +1)
+        self.refine_to_tensor(node.test)
         body_exits = self.suite(node.body)
         body_env, body_required = self.env, self.cuda_required
         self.env = dict(before)
@@ -702,6 +703,23 @@ class Analyzer:
         value = self.lookup(on_cpu[0])
         if value is not None and value.kind is Kind.TENSOR:
             self.env[on_cpu[0]] = replace(value, where=CPU)
+
+    def refine_to_tensor(self, test: cst.BaseExpression) -> None:
+        """``if torch.is_tensor(v):`` / ``isinstance(v, torch.Tensor)`` (or the left of an
+        ``and``): in the body, ``v`` is a tensor, wherever it is."""
+        while type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+            test = test.left
+        record = self.calls.get(id(test))
+        if record is None or not record.args or type(test) is not cst.Call:
+            return
+        if record.callee == "torch.is_tensor" or (
+            dotted_name(test.func) == "isinstance"
+            and len(record.args) == 2
+            and record.args[1].qualname == "torch.Tensor"
+        ):
+            name = dotted_name(test.args[0].value)
+            if name is not None and (self.lookup(name) or UNKNOWN).kind is Kind.UNKNOWN:
+                self.env[name] = Value(Kind.TENSOR)
 
     def settle(self, original: Env, joined: Env) -> None:
         """Make ``joined`` the current environment, in the dict object the scope owns."""
