@@ -1461,6 +1461,14 @@ class Analyzer:
             return Value(Kind.TENSOR, join_placements(arg.where for arg in args))
         if callee.rsplit(".", 1)[-1] in torch_api.LOADER_WRAPPERS and node.args:
             return self.wrapped_loader(node)
+        if callee in torch_api.IMAGE_TO_TENSOR_FUNCTIONS:
+            return Value(Kind.TENSOR, CPU)  # ``TF.to_tensor(image)``
+        if callee in torch_api.IMAGE_TO_TENSOR or (
+            callee in torch_api.TRANSFORM_PIPELINES and self._converts_images(node)
+        ):
+            # ``preprocess = T.Compose([..., T.ToTensor(), ...])``: what it returns is a CPU
+            # tensor, like the output of a module left on the CPU.
+            return Value(Kind.MODULE, CPU)
         if callee == "torch.load":
             location = keywords.get("map_location")
             if location is not None and location.kind is Kind.DEVICE:
@@ -1508,6 +1516,17 @@ class Analyzer:
         if callee.startswith("torch.") and not callee.startswith(torch_api.NON_TENSOR_NAMESPACES):
             return self.combine(node, list(self.tensor_operands(node)))
         return UNKNOWN
+
+    def _converts_images(self, pipeline: cst.Call) -> bool:
+        """A ``Compose([...])`` whose list holds an image-to-tensor transform."""
+        steps = pipeline.args[0].value if pipeline.args else None
+        if not isinstance(steps, cst.List | cst.Tuple):
+            return False
+        return any(
+            (record := self.calls.get(id(step.value))) is not None
+            and record.callee in torch_api.IMAGE_TO_TENSOR
+            for step in steps.elements
+        )
 
     def wrapped_loader(self, node: cst.Call) -> Value:
         """``tqdm(loader)`` is still the loader when the loop iterates over it."""

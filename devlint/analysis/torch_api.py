@@ -76,6 +76,22 @@ TENSOR_DATASETS = frozenset(
 )
 
 # Names that, unresolved, still mean "a device": the argument of ``.to(device)``.
+# torchvision transforms that turn an image (PIL, ndarray) into a tensor, on the CPU: the
+# transform objects, their functional forms, and the pipelines that contain one.
+IMAGE_TO_TENSOR = frozenset(
+    f"torchvision.transforms.{v2}{name}"
+    for v2 in ("", "v2.")
+    for name in ("ToTensor", "PILToTensor", "ToImage")
+)
+IMAGE_TO_TENSOR_FUNCTIONS = frozenset(
+    f"torchvision.transforms.{v2}functional.{name}"
+    for v2 in ("", "v2.")
+    for name in ("to_tensor", "pil_to_tensor", "to_image")
+)
+TRANSFORM_PIPELINES = frozenset(
+    {"torchvision.transforms.Compose", "torchvision.transforms.v2.Compose"}
+)
+
 DEVICE_NAMES = frozenset({"device", "dev", "devices", "target_device", "accelerator_device"})
 
 # Wrappers around an iterable in a ``for`` statement: ``for x in tqdm(loader)``.

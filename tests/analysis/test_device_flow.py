@@ -66,6 +66,20 @@ CASES = {
         probe(to_host(torch.ones(2).cuda()))  # where: cpu
         probe(recurse(torch.ones(2).cuda()))  # where: unknown
     """,
+    "image_to_tensor_transforms": """
+        import torch
+        import torchvision.transforms as T
+        from torchvision.transforms import functional as TF
+        from torchvision.transforms import v2
+        preprocess = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor()])
+        resize = T.Compose([T.Resize(256)])
+        probe(preprocess(image).unsqueeze(0))  # where: cpu
+        probe(v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32)])(image))  # where: cpu
+        probe(TF.to_tensor(image))  # where: cpu
+        probe(T.PILToTensor()(image))  # where: cpu
+        probe(resize(image))  # where: unknown
+        probe(T.Normalize([0.5], [0.5])(x.cuda()))  # where: cuda
+    """,
     "method_chain": """
         import torch
         x = torch.randn(3).float().cuda()
