@@ -558,6 +558,11 @@ class Analyzer:
             if len(small.targets) == 1 and self.bind_pairwise(small.targets[0].target, small.value):
                 return False
             value = self.expr(small.value)
+            if value.scalar and value.origins == (small.value,) and len(small.targets) == 1:
+                # ``rewards = torch.tensor(r)``: the name it gets says it holds several.
+                value = replace(
+                    value, scalar=not _names_a_sequence(dotted_name(small.targets[0].target) or "")
+                )
             for target in small.targets:
                 self.bind(target.target, value)
         elif type(small) is cst.AnnAssign:
@@ -1505,8 +1510,11 @@ class Analyzer:
                 isinstance(data, cst.Name) and data.value in ("True", "False")
             )
             if from_data and not (is_number or isinstance(data, cst.List | cst.Tuple)):
-                if data is None or self.values.get(id(data), UNKNOWN).kind is Kind.TENSOR:
-                    return Value(Kind.TENSOR)  # ``torch.tensor(t)`` keeps the device of t
+                if data is None:
+                    return Value(Kind.TENSOR)
+                source = self.values.get(id(data), UNKNOWN)
+                if source.kind is Kind.TENSOR:  # ``torch.tensor(t)`` keeps the device of t
+                    return Value(Kind.TENSOR, source.where, origins=source.origins)
                 # ``torch.tensor(rewards)``, ``torch.tensor(self.dim)``: Python data, made
                 # on the CPU; a number (0-dim, mixes with any device) unless the name says
                 # it holds several (or a shape is given: ``.view(1, 3, 1, 1)``).
@@ -1538,9 +1546,10 @@ class Analyzer:
         return UNKNOWN
 
     def tensor_operands(self, node: cst.Call) -> Iterable[tuple[cst.BaseExpression, Value]]:
-        """Positional tensor arguments, looking inside literal lists (``torch.cat([a, b])``)."""
+        """Tensor arguments, looking inside literal lists (``torch.cat([a, b])``): positional
+        ones and the keywords that must share the input's device (``F.nll_loss(..., weight=w)``)."""
         for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value not in ("input", "target", "other"):
+            if arg.keyword is not None and arg.keyword.value not in _TENSOR_KEYWORDS:
                 continue
             if isinstance(arg.value, cst.List | cst.Tuple):
                 for element in arg.value.elements:
@@ -1905,6 +1914,10 @@ def _is_exit_call(expr: cst.BaseExpression) -> bool:
     return name is not None and name in torch_api.EXIT_CALLS
 
 
+# Keyword arguments of torch functions that are operands like the positional ones.
+_TENSOR_KEYWORDS = frozenset(
+    {"input", "target", "other", "weight", "bias", "pos_weight", "weights"}
+)
 # Builtins whose result is empty (falsy) exactly when their last argument, a count, is 0.
 _GUARD_PRESERVING = frozenset({"len", "range", "list", "tuple", "sorted"})
 _NAMES_CUDA = re.compile(r"\b(?:cuda|gpu)\b", re.IGNORECASE)

@@ -42,7 +42,7 @@ class RetrievalTrainer:
         for images, labels in loader:
             images, labels = images.to(self.device), labels.to(self.device)
             logits = self.model.classifier(self.model(images))
-            loss = F.cross_entropy(logits, labels, weight=weights)
+            loss = F.cross_entropy(logits, labels, weight=weights)  # expect: DEV006
             self.optimizer.zero_grad()
             loss.backward()
             self.optimizer.step()

@@ -205,6 +205,7 @@ CASES = {
     """,
     "tensor_from_python_data": """
         import torch
+        import numpy as np
         from torch import nn
         class Agent(nn.Module):
             def __init__(self, dim):
@@ -216,7 +217,8 @@ CASES = {
         def update(rewards, gamma):
             probe(torch.tensor(rewards, dtype=torch.float32))  # where: cpu
             probe(torch.tensor(gamma))  # where: cpu
-            probe(torch.tensor(torch.ones(2).cuda()))  # where: unknown
+            probe(torch.tensor(torch.ones(2).cuda()))  # where: cuda
+            probe(torch.tensor(np.ones(3)))  # where: cpu
     """,
     "parameter_seeds_from_every_call": """
         import torch
