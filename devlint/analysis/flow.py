@@ -214,6 +214,8 @@ class Analyzer:
         self.pending: list[_Pending] = []
         self.module_classes: set[str] = set()
         self.stateless_classes: set[str] = set()  # module classes without parameters (losses)
+        # Methods of module classes that compute on the module's device (``decode``).
+        self.compute_methods: dict[str, set[str]] = {}
         self.class_attributes: dict[str, Env] = {}
         self.class_name: str | None = None
         self.conditional = False
@@ -909,6 +911,14 @@ class Analyzer:
             else:
                 self.statement(statement, None)
         self.env = saved_env
+        if is_module:
+            self.compute_methods[name] = {
+                method.name.value
+                for method in methods
+                if method.name.value not in ("__init__", "forward")
+                and not any(_changes_binding(decorator) for decorator in method.decorators)
+                and _computes_on_parameters(method)
+            }
         methods.sort(key=lambda method: method.name.value != "__init__")
         for method in methods:
             self.function_def(method, class_name=name)
@@ -1407,6 +1417,9 @@ class Analyzer:
         if receiver.kind is Kind.MODULE:
             if method in torch_api.MODULE_SELF_METHODS:
                 return receiver
+            if method in self.compute_methods.get(receiver.qualname or "", ()):
+                # ``vae.decode(z)``: computes with the module's parameters, like ``forward``.
+                return self.value_call(node, receiver, args, keywords, [])
             return UNKNOWN
         if receiver.kind is Kind.TENSOR:
             if method in torch_api.NON_TENSOR_METHODS:
@@ -1646,7 +1659,8 @@ class Analyzer:
             return args[-1]
         if callee.kind is Kind.CLASS:
             if callee.qualname in self.module_classes:
-                return Value(Kind.MODULE, CPU, stateless=callee.qualname in self.stateless_classes)
+                stateless = callee.qualname in self.stateless_classes
+                return Value(Kind.MODULE, CPU, qualname=callee.qualname, stateless=stateless)
             return UNKNOWN
         leaf = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
         if leaf in torch_api.LOADER_WRAPPERS and node.args and callee.kind is not Kind.MODULE:
@@ -1697,6 +1711,44 @@ class Analyzer:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+class _MethodShape(cst.CSTVisitor):
+    """Whether a method reads ``self.<...>`` and whether it moves or converts anything."""
+
+    def __init__(self) -> None:
+        self.reads_self = False
+        self.moves = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if type(node.value) is cst.Name and node.value.value == "self":
+            self.reads_self = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if type(node.func) is cst.Attribute and node.func.attr.value in _MOVES_OR_CONVERTS:
+            self.moves = True
+
+
+_MOVES_OR_CONVERTS = frozenset({"to", "cuda", "cpu", "numpy", "tolist", "item"})
+
+
+def _changes_binding(decorator: cst.Decorator) -> bool:
+    """``@staticmethod``, ``@property``, ``@x.setter``: not a plain method of the instance
+    (``@torch.no_grad()`` and other wrappers are)."""
+    target = decorator.decorator
+    name = dotted_name(target.func if type(target) is cst.Call else target) or ""
+    leaf = name.rsplit(".", 1)[-1]
+    return leaf in ("staticmethod", "classmethod", "property", "cached_property", "setter")
+
+
+def _computes_on_parameters(method: cst.FunctionDef) -> bool:
+    """A module method that reads ``self.<...>`` (its layers, buffers) and neither moves
+    nor converts anything: called on a moved module, its inputs meet the module's
+    device and its result stays there. One that moves its inputs itself
+    (``x.to(self.device)``) or hands back host data (``.cpu().numpy()``) is not one."""
+    shape = _MethodShape()
+    method.body.visit(shape)
+    return shape.reads_self and not shape.moves
 
 
 def _names_a_sequence(name: str) -> bool:

@@ -76,7 +76,9 @@ class Value:
 
     kind: Kind = Kind.UNKNOWN
     where: Placement = None
-    qualname: str | None = None  # IMPORTED / FUNCTION / CLASS: the dotted name it stands for
+    # IMPORTED / FUNCTION / CLASS: the dotted name it stands for; MODULE: its class, when
+    # the class is defined in this file
+    qualname: str | None = None
     constant: object = None  # CONSTANT: the literal value (True, 3, "cuda", ...)
     polarity: int = 0  # GUARD: +1 truthy implies CUDA available, -1 falsy implies it
     from_batch: bool = False  # a batch element straight out of a data loader, not yet moved
@@ -90,7 +92,8 @@ class Value:
     def moved(self, where: Placement) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
         kind = self.kind if self.kind in (Kind.MODULE, Kind.TENSOR) else Kind.UNKNOWN
-        return Value(kind=kind, where=where, stateless=self.stateless)
+        qualname = self.qualname if kind is Kind.MODULE else None
+        return Value(kind=kind, where=where, qualname=qualname, stateless=self.stateless)
 
     def derived(self) -> Value:
         """A tensor computed from this one (method chains, slicing, arithmetic)."""
@@ -123,6 +126,7 @@ def join(a: Value, b: Value) -> Value:
     return Value(
         kind=a.kind,
         where=join_placement(a.where, b.where),
+        qualname=a.qualname if a.kind is Kind.MODULE and a.qualname == b.qualname else None,
         polarity=a.polarity if a.polarity == b.polarity else 0,
         from_batch=a.from_batch or b.from_batch,
         stateless=a.stateless and b.stateless,
