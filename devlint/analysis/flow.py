@@ -214,8 +214,10 @@ class Analyzer:
         self.pending: list[_Pending] = []
         self.module_classes: set[str] = set()
         self.stateless_classes: set[str] = set()  # module classes without parameters (losses)
-        # Methods of module classes that compute on the module's device (``decode``).
-        self.compute_methods: dict[str, set[str]] = {}
+        # The methods of the module classes, and which compute on the module's device
+        # (``decode``; decided at the first call, see ``computes_like_forward``).
+        self.module_methods: dict[str, dict[str, cst.FunctionDef]] = {}
+        self.compute_methods: dict[tuple[str, str], bool] = {}
         self.class_attributes: dict[str, Env] = {}
         self.class_name: str | None = None
         self.conditional = False
@@ -912,13 +914,7 @@ class Analyzer:
                 self.statement(statement, None)
         self.env = saved_env
         if is_module:
-            self.compute_methods[name] = {
-                method.name.value
-                for method in methods
-                if method.name.value not in ("__init__", "forward")
-                and not any(_changes_binding(decorator) for decorator in method.decorators)
-                and _computes_on_parameters(method)
-            }
+            self.module_methods[name] = {method.name.value: method for method in methods}
         methods.sort(key=lambda method: method.name.value != "__init__")
         for method in methods:
             self.function_def(method, class_name=name)
@@ -1417,7 +1413,7 @@ class Analyzer:
         if receiver.kind is Kind.MODULE:
             if method in torch_api.MODULE_SELF_METHODS:
                 return receiver
-            if method in self.compute_methods.get(receiver.qualname or "", ()):
+            if receiver.qualname and self.computes_like_forward(receiver.qualname, method):
                 # ``vae.decode(z)``: computes with the module's parameters, like ``forward``.
                 return self.value_call(node, receiver, args, keywords, [])
             return UNKNOWN
@@ -1436,6 +1432,20 @@ class Analyzer:
                 return self.combine(node, operands)
             return receiver.derived()
         return UNKNOWN
+
+    def computes_like_forward(self, class_name: str, method: str) -> bool:
+        """Whether ``method`` of this file's module class reads ``self`` and neither moves
+        nor converts anything (see ``_computes_on_parameters``); a plain method only."""
+        key = (class_name, method)
+        if key not in self.compute_methods:
+            node = self.module_methods.get(class_name, {}).get(method)
+            self.compute_methods[key] = (
+                node is not None
+                and method not in ("__init__", "forward")
+                and not any(_changes_binding(decorator) for decorator in node.decorators)
+                and _computes_on_parameters(node)
+            )
+        return self.compute_methods[key]
 
     def library_call(
         self,
