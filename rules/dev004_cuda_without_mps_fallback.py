@@ -1,11 +1,12 @@
 from collections.abc import Iterator, Sequence
+from typing import TypeGuard
 
 import libcst as cst
 
 from devlint.analysis.facts import Conditional, FileFacts
 from devlint.analysis.values import CPU, CUDA, Kind, Placement
-from devlint.codemod import is_cuda_move, join_lines, mps_variant, statement_lines, to_device
-from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
+from devlint.codemod import is_cuda_move, mps_variant, statement_lines, to_device
+from devlint.rule import Finding, FixPlan, Replace, Rule, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
 MOVE_MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
@@ -21,10 +22,9 @@ class CudaWithoutMpsFallback(Rule):
     the same as an `if`/`else` statement, or a helper function that returns
     `torch.device("cuda")` when CUDA is available and `torch.device("cpu")` otherwise.
 
-    It also checks for the tutorials' "method one": an `if torch.cuda.is_available():`
-    (or `if use_cuda:`) whose only job is moving things with `.cuda()`, and
-    `x.cuda() if torch.cuda.is_available() else x`. Both choose CUDA or nothing, so the
-    code runs on the CPU on a Mac.
+    It also checks for `x.cuda() if torch.cuda.is_available() else x`, which chooses
+    CUDA or nothing, so the code runs on the CPU on a Mac. The same move written as an
+    `if` statement (the tutorials' "method one") is DEV016, off by default.
 
     ## Why is this bad?
     On an Apple Silicon Mac the model silently trains on the CPU, often ten times slower
@@ -55,9 +55,8 @@ class CudaWithoutMpsFallback(Rule):
     Both fixes are unsafe: on a Mac the code then runs on MPS, where some operators are
     missing or behave differently. A device choice gains an MPS branch
     (`... else "mps" if torch.backends.mps.is_available() else "cpu"`, or an `elif`).
-    A method-one block is folded into its moves, written `.to(device)` with one device
-    selection after the imports ("method two"); when the test is an attribute such as
-    `args.cuda`, which may carry the user's own choice, there is no fix.
+    `x.cuda() if ... else x` becomes `x.to(device)`, with one device selection after the
+    imports ("method two").
     """
 
     code = "DEV004"
@@ -74,7 +73,9 @@ class CudaWithoutMpsFallback(Rule):
                 continue
             node = conditional.node
             if test.polarity > 0 and _only_moves_to_cuda(node):
-                yield Finding(node, MOVE_MESSAGE, _fold(node))
+                yield Finding(
+                    node, MOVE_MESSAGE, FixPlan(FOLD, (Replace(node, to_device(node.body)[0]),))
+                )
                 continue
             when_true, when_false = _branches(conditional, facts)
             if test.polarity < 0:
@@ -84,51 +85,17 @@ class CudaWithoutMpsFallback(Rule):
                 yield Finding(node, MESSAGE, fix)
 
 
-def _only_moves_to_cuda(node: cst.If | cst.IfExp) -> bool:
-    """``if cuda_ok: x = x.cuda()`` (moves only, no else) or ``x.cuda() if cuda_ok else x``."""
-    if isinstance(node, cst.IfExp):
-        body = node.body
-        return (
-            is_cuda_move(body)
-            and isinstance(body, cst.Call)
-            and isinstance(body.func, cst.Attribute)
-            and source_of(body.func.value) == source_of(node.orelse)
-        )
-    if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock):
+def _only_moves_to_cuda(node: cst.If | cst.IfExp) -> TypeGuard[cst.IfExp]:
+    """``x.cuda() if cuda_ok else x`` (the ``if`` statement form is DEV016)."""
+    if not isinstance(node, cst.IfExp):
         return False
-    return bool(node.body.body) and all(_is_move(statement) for statement in node.body.body)
-
-
-def _is_move(statement: cst.BaseStatement) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        if isinstance(small, cst.Expr | cst.Assign):
-            value = small.value
-        else:
-            return False
-        values = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
-        if not all(map(is_cuda_move, values)):
-            return False
-    return True
-
-
-def _fold(node: cst.If | cst.IfExp) -> FixPlan | None:
-    """Drop the availability test and move with ``.to(device)`` unconditionally."""
-    if isinstance(node, cst.IfExp):
-        return FixPlan(FOLD, (Replace(node, to_device(node.body)[0]),))
-    if not isinstance(node.body, cst.IndentedBlock) or isinstance(node.test, cst.Attribute):
-        return None  # ``if args.cuda:`` may also hold the user's choice: keep it theirs
-    lines = statement_lines(node.body.body, rewrite=True)
-    if lines is None:
-        return None
-    comment = node.body.header.comment
-    if comment is not None:  # the comment on the ``if`` line goes with the first move
-        if "#" in lines[0]:
-            lines.insert(0, literal_text(comment.value))
-        else:
-            lines[0] += "  " + literal_text(comment.value)
-    return FixPlan(FOLD, (Replace(node, join_lines(lines)),))
+    body = node.body
+    return (
+        is_cuda_move(body)
+        and isinstance(body, cst.Call)
+        and isinstance(body.func, cst.Attribute)
+        and source_of(body.func.value) == source_of(node.orelse)
+    )
 
 
 def _add_mps(conditional: Conditional) -> FixPlan | None:

@@ -151,6 +151,12 @@ EMULATIONS: dict[str, Emulation] = {
     ),
     # unused-noqa: a comment finding; the programs run the same with or without it.
     "DEV015": Emulation(None, "a comment finding: nothing runs differently on any device"),
+    # guarded-cuda-move: like DEV004, the programs only print where they ended up; a
+    # patched is_available() would echo the patch.
+    "DEV016": Emulation(
+        None,
+        "device selection only: a patched is_available() would echo the patch; the bug shows on mps",
+    ),
 }
 
 NOT_DECLARED = Emulation(

@@ -69,7 +69,7 @@ train_set = torchaudio.datasets.LIBRISPEECH(args.data, url="train-clean-100", do
 loader = DataLoader(train_set, batch_size=args.bs, shuffle=True, collate_fn=collate, num_workers=4)
 
 model = AcousticModel()
-if args.cuda:  # expect: DEV004
+if args.cuda:
     model.cuda()
 optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
 scaler = torch.amp.GradScaler("cuda", enabled=args.amp and args.cuda)
@@ -78,7 +78,7 @@ for epoch in range(args.epochs):
     model.train()
     t0 = time.time()
     for step, (feats, feat_lens, targets, target_lens) in enumerate(loader):
-        if args.cuda:  # expect: DEV004
+        if args.cuda:
             feats = feats.cuda(non_blocking=True)
             targets = targets.cuda(non_blocking=True)
         with torch.cuda.amp.autocast(enabled=args.amp):  # expect: DEV009

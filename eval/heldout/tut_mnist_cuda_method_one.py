@@ -45,12 +45,12 @@ class Net(nn.Module):
 
 model = Net()
 # 1. 模型转移到 GPU
-if torch.cuda.is_available():  # expect: DEV004
+if torch.cuda.is_available():
     model = model.cuda()
 
 # 2. 损失函数转移到 GPU
 criterion = nn.NLLLoss()
-if torch.cuda.is_available():  # expect: DEV004
+if torch.cuda.is_available():
     criterion = criterion.cuda()
 
 optimizer = optim.SGD(model.parameters(), lr=learning_rate, momentum=0.5)
@@ -60,7 +60,7 @@ def train(epoch):
     model.train()
     for batch_idx, (data, target) in enumerate(train_loader):
         # 3. 数据转移到 GPU
-        if torch.cuda.is_available():  # expect: DEV004
+        if torch.cuda.is_available():
             data, target = data.cuda(), target.cuda()
         optimizer.zero_grad()
         output = model(data)
@@ -79,7 +79,7 @@ def test():
     all_preds = []
     with torch.no_grad():
         for data, target in test_loader:
-            if torch.cuda.is_available():  # expect: DEV004
+            if torch.cuda.is_available():
                 data, target = data.cuda(), target.cuda()
             output = model(data)
             test_loss += criterion(output, target).item()

@@ -48,12 +48,12 @@ class Mnist(nn.Module):
 
 # 创建网络模型
 mnist = Mnist()
-if torch.cuda.is_available():  # expect: DEV004
+if torch.cuda.is_available():
     mnist = mnist.cuda()
 
 # 损失函数
 loss_fn = nn.CrossEntropyLoss()
-if torch.cuda.is_available():  # expect: DEV004
+if torch.cuda.is_available():
     loss_fn = loss_fn.cuda()
 
 # 优化器
@@ -73,7 +73,7 @@ for i in range(epoch):
     mnist.train()
     for data in train_dataloader:
         imgs, targets = data
-        if torch.cuda.is_available():  # expect: DEV004
+        if torch.cuda.is_available():
             imgs = imgs.cuda()
         targets = targets.cuda()  # expect: DEV003
         outputs = mnist(imgs)
@@ -97,7 +97,7 @@ for i in range(epoch):
     with torch.no_grad():
         for data in test_dataloader:
             imgs, targets = data
-            if torch.cuda.is_available():  # expect: DEV004
+            if torch.cuda.is_available():
                 imgs = imgs.cuda()
                 targets = targets.cuda()
             outputs = mnist(imgs)
@@ -115,7 +115,7 @@ for i in range(epoch):
 
 # 可视化几个测试样本的预测结果
 imgs, targets = next(iter(test_dataloader))
-if torch.cuda.is_available():  # expect: DEV004
+if torch.cuda.is_available():
     imgs = imgs.cuda()
 with torch.no_grad():
     preds = mnist(imgs).argmax(1)

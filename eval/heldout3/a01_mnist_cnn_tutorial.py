@@ -71,7 +71,7 @@ def main():
 
     # 3. 定义模型, 如果有 GPU 就把模型参数复制到显存
     net = Net()
-    if use_cuda:  # expect: DEV004
+    if use_cuda:
         net = net.cuda()
     optimizer = optim.Adam(net.parameters(), lr=args.lr)
 
@@ -84,7 +84,7 @@ def main():
             running_loss = 0.0
             for batch_idx, (images, labels) in enumerate(train_loader):
                 # 数据也要放到和模型同一个设备上
-                if use_cuda:  # expect: DEV004
+                if use_cuda:
                     images, labels = images.cuda(), labels.cuda()
                 optimizer.zero_grad()
                 output = net(images)
@@ -102,7 +102,7 @@ def main():
     correct = 0
     with torch.no_grad():
         for images, labels in test_loader:
-            if use_cuda:  # expect: DEV004
+            if use_cuda:
                 images = images.cuda()
                 labels = labels.cuda()
             output = net(images)
@@ -113,7 +113,7 @@ def main():
     # 5. 可视化前 16 张测试图片的预测结果
     images, labels = next(iter(test_loader))
     images = images[:16]
-    if use_cuda:  # expect: DEV004
+    if use_cuda:
         images = images.cuda()
     with torch.no_grad():
         preds = net(images).argmax(dim=1).numpy()  # expect: DEV001

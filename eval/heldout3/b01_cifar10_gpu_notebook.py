@@ -65,11 +65,11 @@ class Prayer(nn.Module):
 
 prayer = Prayer()
 use_gpu = torch.cuda.is_available()
-if use_gpu:  # expect: DEV004
+if use_gpu:
     prayer = prayer.cuda()
 
 loss_fn = nn.CrossEntropyLoss()
-if use_gpu:  # expect: DEV004
+if use_gpu:
     loss_fn = loss_fn.cuda()
 
 learning_rate = 1e-2
@@ -88,7 +88,7 @@ for i in range(epoch):
     print("-------第 {} 轮训练开始-------".format(i + 1))
     prayer.train()
     for imgs, targets in train_dataloader:
-        if use_gpu:  # expect: DEV004
+        if use_gpu:
             imgs = imgs.cuda()
             targets = targets.cuda()
         outputs = prayer(imgs)
@@ -108,7 +108,7 @@ for i in range(epoch):
     total_accuracy = 0
     with torch.no_grad():
         for imgs, targets in test_dataloader:
-            if use_gpu:  # expect: DEV004
+            if use_gpu:
                 imgs = imgs.cuda()
             outputs = prayer(imgs)
             accuracy = (outputs.argmax(1) == targets).sum()  # expect: DEV002
@@ -142,7 +142,7 @@ plt.show()
 
 
 imgs, targets = next(iter(test_dataloader))
-if use_gpu:  # expect: DEV004
+if use_gpu:
     imgs = imgs.cuda()
 with torch.no_grad():
     preds = prayer(imgs).argmax(1).cpu()

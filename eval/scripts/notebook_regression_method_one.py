@@ -47,7 +47,7 @@ print(net)
 
 
 # 有 GPU 就用 GPU
-if torch.cuda.is_available():  # expect: DEV004
+if torch.cuda.is_available():
     net = net.cuda()
     x, y = x.cuda(), y.cuda()
 

@@ -60,7 +60,7 @@ class VAE(nn.Module):
 
 
 model = VAE(args.latent)
-if args.cuda:  # expect: DEV004
+if args.cuda:
     model.cuda()
 optimizer = optim.Adam(model.parameters(), lr=1e-3)
 
@@ -75,7 +75,7 @@ def train(epoch):
     model.train()
     train_loss = 0
     for batch_idx, (data, _) in enumerate(train_loader):
-        if args.cuda:  # expect: DEV004
+        if args.cuda:
             data = data.cuda()
         optimizer.zero_grad()
         recon_batch, mu, logvar = model(data)
@@ -94,7 +94,7 @@ def test(epoch):
     test_loss = 0
     with torch.no_grad():
         for i, (data, _) in enumerate(test_loader):
-            if args.cuda:  # expect: DEV004
+            if args.cuda:
                 data = data.cuda()
             recon_batch, mu, logvar = model(data)
             test_loss += loss_function(recon_batch, data, mu, logvar).item()

@@ -56,12 +56,12 @@ class Cifar10Net(nn.Module):
 
 # 创建网络模型
 net = Cifar10Net()
-if torch.cuda.is_available():  # expect: DEV004
+if torch.cuda.is_available():
     net = net.cuda()
 
 # 损失函数
 loss_fn = nn.CrossEntropyLoss()
-if torch.cuda.is_available():  # expect: DEV004
+if torch.cuda.is_available():
     loss_fn = loss_fn.cuda()
 
 # 优化器
@@ -84,7 +84,7 @@ for i in range(epoch):
     net.train()
     for data in train_dataloader:
         imgs, targets = data
-        if torch.cuda.is_available():  # expect: DEV004
+        if torch.cuda.is_available():
             imgs = imgs.cuda()
             targets = targets.cuda()
         outputs = net(imgs)
@@ -109,7 +109,7 @@ for i in range(epoch):
     with torch.no_grad():
         for data in test_dataloader:
             imgs, targets = data
-            if torch.cuda.is_available():  # expect: DEV004
+            if torch.cuda.is_available():
                 imgs = imgs.cuda()
             targets = targets.cuda()  # expect: DEV003
             outputs = net(imgs)
@@ -138,7 +138,7 @@ image = torch.reshape(image, (1, 3, 32, 32))
 image = image.cuda() if torch.cuda.is_available() else image  # expect: DEV004
 
 model = torch.load("net_9.pth", map_location=torch.device("cpu"), weights_only=False)
-if torch.cuda.is_available():  # expect: DEV004
+if torch.cuda.is_available():
     model = model.cuda()
 model.eval()
 with torch.no_grad():

@@ -1,0 +1,103 @@
+from collections.abc import Iterator
+
+import libcst as cst
+
+from devlint.analysis.facts import FileFacts
+from devlint.analysis.values import Kind
+from devlint.codemod import is_cuda_move, join_lines, statement_lines
+from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text
+
+MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
+FOLD = "Move with `.to(device)` on the selected device"
+
+
+class GuardedCudaMove(Rule):
+    """
+    ## What it does
+    Checks for the tutorials' "method one": an `if torch.cuda.is_available():` (or
+    `if use_cuda:`) statement whose only job is moving things with `.cuda()`. Off by
+    default: select `DEV016` to enable it, and its fix turns method one into method two.
+
+    ## Why is this bad?
+    The code chooses CUDA or nothing: on an Apple Silicon Mac it trains on the CPU,
+    often ten times slower than on the GPU it has. Nothing fails, so it is not on by
+    default; the same choice written as an expression or an if/else on a device is
+    DEV004.
+
+    ## Example
+    ```python
+    model = Net()
+    if torch.cuda.is_available():
+        model = model.cuda()
+    ```
+
+    ## Use instead
+    ```python
+    device = torch.device(
+        "cuda" if torch.cuda.is_available()
+        else "mps" if torch.backends.mps.is_available()
+        else "cpu"
+    )
+    model = Net()
+    model = model.to(device)
+    ```
+
+    ## Fix safety
+    Unsafe: the block is folded into its moves, written `.to(device)` with one device
+    selection after the imports ("method two"), so on a Mac the code then runs on MPS,
+    where some operators are missing or behave differently. When the test is an
+    attribute such as `args.cuda`, which may carry the user's own choice, there is no fix.
+    """
+
+    code = "DEV016"
+    name = "guarded-cuda-move"
+    summary = "An availability check whose only job is `.cuda()` moves: CUDA or nothing"
+    fix = "unsafe"
+    default = False
+
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
+        for conditional in facts.conditionals:
+            test, node = conditional.test, conditional.node
+            if test.kind is not Kind.GUARD or test.qualname != "cuda" or test.polarity <= 0:
+                continue
+            if conditional.enclosing_backends - {"cuda"}:
+                continue
+            if isinstance(node, cst.If) and _only_moves_to_cuda(node):
+                yield Finding(node, MESSAGE, _fold(node))
+
+
+def _only_moves_to_cuda(node: cst.If) -> bool:
+    """``if cuda_ok: x = x.cuda()``: moves only, no else."""
+    if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    return bool(node.body.body) and all(_is_move(statement) for statement in node.body.body)
+
+
+def _is_move(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Expr | cst.Assign):
+            value = small.value
+        else:
+            return False
+        values = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        if not all(map(is_cuda_move, values)):
+            return False
+    return True
+
+
+def _fold(node: cst.If) -> FixPlan | None:
+    """Drop the availability test and move with ``.to(device)`` unconditionally."""
+    if not isinstance(node.body, cst.IndentedBlock) or isinstance(node.test, cst.Attribute):
+        return None  # ``if args.cuda:`` may also hold the user's choice: keep it theirs
+    lines = statement_lines(node.body.body, rewrite=True)
+    if lines is None:
+        return None
+    comment = node.body.header.comment
+    if comment is not None:  # the comment on the ``if`` line goes with the first move
+        if "#" in lines[0]:
+            lines.insert(0, literal_text(comment.value))
+        else:
+            lines[0] += "  " + literal_text(comment.value)
+    return FixPlan(FOLD, (Replace(node, join_lines(lines)),))
