@@ -648,6 +648,12 @@ class Analyzer:
         ):
             # ``model.to(device)`` moves an nn.Module in place.
             self.env[key] = self.values.get(id(expr), receiver)
+        elif receiver.kind is Kind.MODULE and method in _ADDS_MODULES and expr.args:
+            # ``seq.add_module("conv", layer)``: the container now also lives where the
+            # new part lives (unknown when that is unknown).
+            part = self.values.get(id(expr.args[-1].value), UNKNOWN)
+            where = join_placement(receiver.where, part.where) if part.kind is Kind.MODULE else None
+            self.env[key] = Value(Kind.MODULE, where)
         elif method in ("append", "extend", "insert") and expr.args:
             item = self.values.get(id(expr.args[-1].value), UNKNOWN)
             if method == "extend":
@@ -1377,9 +1383,14 @@ class Analyzer:
         if target.kind is Kind.IMPORTED and target.qualname in torch_api.DTYPES:
             return None, False
         first = node.args[0].value if node.args else None
+        if type(first) is cst.Call:  # ``x.to(torch.get_default_dtype())``
+            first = first.func
         name = dotted_name(first) if first is not None else None
         if name is not None and _is_device_like_name(name):
             return ANY_DEVICE, True
+        names_device = any(arg.keyword and arg.keyword.value == "device" for arg in node.args)
+        if name is not None and name.rsplit(".", 1)[-1].endswith("dtype") and not names_device:
+            return None, False  # ``x.to(spec.dtype)``, ``x.to(self.compute_dtype)``: a cast
         return None, True
 
     def method_call(
@@ -1410,6 +1421,8 @@ class Analyzer:
             return Value(Kind.GUARD, polarity=+1, qualname="cuda")
         if method == "forward" and receiver.kind is Kind.MODULE:
             return self.value_call(node, receiver, args, keywords, [])
+        if method == "detach" and receiver.kind is Kind.UNKNOWN:
+            return Value(Kind.TENSOR, receiver.where)  # only tensors have ``.detach()``
         if receiver.kind is Kind.MODULE:
             if method in torch_api.MODULE_SELF_METHODS:
                 return receiver
@@ -1976,6 +1989,8 @@ def _is_exit_call(expr: cst.BaseExpression) -> bool:
     return name is not None and name in torch_api.EXIT_CALLS
 
 
+# Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
+_ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
 # Keyword arguments of torch functions that are operands like the positional ones.
 _TENSOR_KEYWORDS = frozenset(
     {"input", "target", "other", "weight", "bias", "pos_weight", "weights"}
