@@ -2,9 +2,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from devlint.analysis import torch_api
-from devlint.analysis.facts import CallRecord, FileFacts
-from devlint.analysis.values import Kind, Value
+from devlint.analysis.facts import FileFacts
+from devlint.analysis.values import Kind
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MOVES = frozenset({"to", "cuda", "cpu"})
@@ -54,7 +53,7 @@ class DiscardedMove(Rule):
             receiver = call.receiver
             if not call.discarded or call.method not in MOVES or receiver is None:
                 continue
-            if call.method == "to" and not _changes_placement(call):
+            if call.casts_only:
                 continue
             if receiver.kind is Kind.TENSOR and not receiver.whole_batch:
                 yield Finding(
@@ -62,29 +61,6 @@ class DiscardedMove(Rule):
                     f"`.{call.method}()` returns a new tensor; assign the result",
                     _fix(call.node),
                 )
-
-
-def _changes_placement(call: CallRecord) -> bool:
-    """Whether ``x.to(...)`` names a device (or a tensor): not only a dtype or a format."""
-    if "device" in call.keywords or any(arg.star for arg in call.node.args):
-        return True
-    positional = [arg for arg in call.node.args if arg.keyword is None]
-    if not positional:  # ``x.to(dtype=...)``, ``x.to(memory_format=...)``
-        return False
-    return not _is_dtype(positional[0].value, call.args[0])
-
-
-def _is_dtype(expr: cst.BaseExpression, value: Value) -> bool:
-    """``torch.float32`` (through any import), ``x.dtype``, ``dtype``, ``self.compute_dtype``,
-    ``torch.get_default_dtype()``."""
-    if value.kind is Kind.IMPORTED and value.qualname in torch_api.DTYPES:
-        return True
-    if isinstance(expr, cst.Call):
-        expr = expr.func
-    name = expr.attr.value if isinstance(expr, cst.Attribute) else None
-    if isinstance(expr, cst.Name):
-        name = expr.value
-    return name is not None and name.endswith("dtype")
 
 
 def _fix(call: cst.Call) -> FixPlan | None:

@@ -66,6 +66,7 @@ class CallRecord:
     site: Site
     discarded: bool = False  # a bare expression statement: the result is thrown away
     reference_only: bool = False  # compared, returned or a default: not a placement itself
+    casts_only: bool = False  # ``x.to(torch.float16)``, ``x.to(x.dtype)``: no device named
 
 
 @dataclass(frozen=True, slots=True)

@@ -1407,6 +1407,8 @@ class Analyzer:
             return receiver.moved(CPU)
         if method == "to":
             where, moves = self.target_placement(self.placement_argument(args, keywords), node)
+            moves = moves or any(arg.star for arg in node.args)  # ``x.to(*args)``
+            self.calls[id(node)].casts_only = not moves
             if not moves:
                 return receiver.derived() if receiver.kind is Kind.TENSOR else receiver
             return receiver.moved(where)
