@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 import traceback
@@ -150,6 +151,7 @@ def check(
 ) -> None:
     """Check PATHS (default: the current directory; `-` reads stdin)."""
     fix_mode = FixMode(unsafe=unsafe_fixes, write=not diff) if fix or diff else None
+    _log_warnings(quiet)
     request = CheckRequest(
         paths, select, extend_select, ignore, jobs, config_file, stdin_filename, quiet,
         use_cache=not no_cache, cache_dir=cache_dir, fix=fix_mode,
@@ -350,6 +352,33 @@ def _add_noqa(found: list[Diagnostic], exit_zero: bool) -> NoReturn:
     noun = "directive" if result.added == 1 else "directives"
     click.echo(f"Added {result.added} noqa {noun}.", err=True)
     sys.exit(1 if result.not_added and not exit_zero else 0)
+
+
+class _OncePerMessage(logging.Filter):
+    """Each warning once: fixing re-checks a file, and would repeat its warnings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self.seen:
+            return False
+        self.seen.add(message)
+        return True
+
+
+def _log_warnings(quiet: bool) -> None:
+    """devlint's warnings (e.g. an invalid `# noqa`) go to stderr as `warning: ...` lines."""
+    logger = logging.getLogger("devlint")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    handler.addFilter(_OncePerMessage())
+    logger.handlers = [handler]
+    logger.propagate = False
+    logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+    logging.addLevelName(logging.WARNING, "warning")
 
 
 def _fail(message: str) -> None:

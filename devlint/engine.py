@@ -39,6 +39,8 @@ class CheckOptions:
     codes: frozenset[str]
     guard_functions: tuple[str, ...] = ()
     accelerator_api: str = "auto"  # the device selection fixes write (SPEC §5)
+    ignore_noqa: bool = False  # --ignore-noqa: report what noqa comments would silence
+    unfixable: frozenset[str] = frozenset()  # codes whose fixes are withheld (--unfixable)
 
 
 def check_path(path: Path, display: str, options: CheckOptions) -> list[Diagnostic]:
@@ -62,7 +64,7 @@ def _check_notebook(path: Path, display: str, options: CheckOptions) -> list[Dia
     if notebook is None:  # another kernel's language: nothing for devlint to check
         return []
     located = []
-    for diagnostic in check_text(notebook.text, display, options):
+    for diagnostic in check_text(notebook.text, display, options, locate=notebook.locate):
         cell, row = notebook.locate(diagnostic.start.row)
         _, end_row = notebook.locate(diagnostic.end.row)
         located.append(
@@ -77,13 +79,29 @@ def _check_notebook(path: Path, display: str, options: CheckOptions) -> list[Dia
     return located
 
 
-def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnostic]:
-    """Check Python source text; never raises for anything the file contains."""
+def check_text(
+    text: str,
+    display: str,
+    options: CheckOptions,
+    locate: Callable[[int], tuple[int, int]] | None = None,
+) -> list[Diagnostic]:
+    """Check Python source text; never raises for anything the file contains.
+
+    ``locate`` maps a row to (cell, row in the cell) when ``text`` is a notebook's cells.
+    """
     with unvalidated_nodes():
-        return _check_text(text, display, options)
+        found = _check_text(text, display, options, locate)
+    if options.unfixable:
+        found = [replace(d, fix=None) if d.code in options.unfixable else d for d in found]
+    return found
 
 
-def _check_text(text: str, display: str, options: CheckOptions) -> list[Diagnostic]:
+def _check_text(
+    text: str,
+    display: str,
+    options: CheckOptions,
+    locate: Callable[[int], tuple[int, int]] | None = None,
+) -> list[Diagnostic]:
     if _bracket_depth(text) > MAX_BRACKET_DEPTH:
         # libcst takes minutes on deeply nested brackets and crashes the process on
         # thousands; CPython refuses more than 200 levels, so ask it first.
@@ -127,7 +145,9 @@ def _check_text(text: str, display: str, options: CheckOptions) -> list[Diagnost
         except (RecursionError, MemoryError, ValueError):
             pass
         return _internal_error(result, text, display, options)
-    return suppress(result, text, display, options.codes)
+    if options.ignore_noqa:
+        return result
+    return suppress(result, text, display, options.codes, locate=locate)
 
 
 @contextmanager
@@ -245,6 +265,8 @@ def _internal_error(
     message = f"devlint failed on this file: {what}; please report this as a bug"
     found = _engine_diagnostic(INTERNAL_ERROR, message, display, 1, 1, options)
     # `# devlint: noqa` is the documented way to skip such a file until the bug is fixed.
+    if options.ignore_noqa:
+        return found
     return suppress(found, text, display, options.codes, judge_unused=False)
 
 

@@ -3,15 +3,22 @@
 A line directive is ``# noqa`` (blanket) or ``# noqa: DEV001, DEV005`` in a comment on the
 reported line (flake8's syntax); the file directive is a ``# devlint: noqa[: codes]`` line.
 Directives are read from comment tokens, so ``"# noqa"`` inside a string suppresses nothing.
+
+Line directives are read as ruff reads them: codes are upper-case letters followed by
+digits, and the first word that is not a code ends the list (``# noqa: DEV001 see #12``).
+``# noqa: some words`` names no code at all: it is an *invalid* directive, which
+suppresses nothing and is reported as a warning (``Invalid `# noqa` directive on
+path:line: ...``), rather than a blanket ``# noqa`` that would hide every rule.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import re
 import tokenize
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,18 +27,17 @@ from devlint.rule import all_rules
 from devlint.source import ChangedOnDisk, UnreadableSource, decode, write_atomically
 
 UNUSED_NOQA = "DEV015"
+LOGGER = logging.getLogger("devlint")
 # Engine diagnostics are about the whole file (or stop the analysis): a line noqa cannot
 # be placed for them by --add-noqa.
 ENGINE_CODES = frozenset({"DEV900", "DEV901", "DEV902"})
 
-_NOQA = re.compile(
-    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
-)
 _FILE_NOQA = re.compile(
     r"^\s*#\s*devlint:\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+_DEVLINT_CODE = re.compile(r"DEV[0-9]+")
 # Python's line breaks; str.splitlines() also splits on form feeds and other characters.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
@@ -79,22 +85,45 @@ def file_directive(text: str) -> FileDirective:
     return FileDirective(False, frozenset(codes))
 
 
+@dataclass(frozen=True, slots=True)
+class InvalidDirective:
+    """A ``# noqa`` comment that cannot be read: it suppresses nothing."""
+
+    row: int
+    reason: str
+
+
+# Why a directive is invalid, in ruff's words (with devlint's codes in the example).
+MISSING_CODES = "expected a comma-separated list of codes (e.g., `# noqa: DEV001, DEV005`)."
+INVALID_SUFFIX = (
+    "expected `:` followed by a comma-separated list of codes (e.g., `# noqa: DEV001, DEV005`)."
+)
+INVALID_CODE_SUFFIX = (
+    "expected code to consist of uppercase letters followed by digits only (e.g. `DEV001`)"
+)
+
+
 def line_directives(text: str) -> dict[int, Directive]:
-    """The ``# noqa`` directive of each line that has one, by 1-based row."""
+    """The ``# noqa`` directive of each line that has a valid one, by 1-based row."""
+    return scan_directives(text)[0]
+
+
+def scan_directives(text: str) -> tuple[dict[int, Directive], list[InvalidDirective]]:
+    """The valid ``# noqa`` directives by row, and the invalid ones."""
     comments = _comments(text)
+    in_comment = comments is not None
     if comments is None:  # not tokenizable: search every line, strings included
         lines = split_lines(text)
         comments = [(row, 0, line) for row, line in enumerate(lines, start=1) if "#" in line]
-        return {
-            directive.row: directive
-            for row, column, comment in comments
-            if (directive := _parse(row, column, comment, in_comment=False)) is not None
-        }
-    return {
-        directive.row: directive
-        for row, column, comment in comments
-        if (directive := _parse(row, column, comment)) is not None
-    }
+    directives: dict[int, Directive] = {}
+    invalid: list[InvalidDirective] = []
+    for row, column, comment in comments:
+        parsed = _parse(row, column, comment, in_comment)
+        if isinstance(parsed, Directive):
+            directives[row] = parsed
+        elif isinstance(parsed, str):
+            invalid.append(InvalidDirective(row, parsed))
+    return directives, invalid
 
 
 def _comments(text: str) -> list[tuple[int, int, str]] | None:
@@ -109,21 +138,93 @@ def _comments(text: str) -> list[tuple[int, int, str]] | None:
     return found
 
 
-def _parse(row: int, column: int, comment: str, in_comment: bool = True) -> Directive | None:
-    match = _NOQA.search(comment)
-    if match is None:
+def _parse(row: int, column: int, comment: str, in_comment: bool = True) -> Directive | str | None:
+    """The directive in ``comment`` (at ``column``), an error message, or None (no noqa)."""
+    start = _noqa_start(comment)
+    if start is None:
         return None
-    codes = None
-    if match.group("codes") is not None:
-        offset = column + match.start("codes")
-        codes = tuple(
-            Code(code.group().upper(), offset + code.start(), offset + code.end())
-            for code in _CODE.finditer(match.group("codes"))
-        )
-    return Directive(row, column + match.start(), column + match.end(), column, codes, in_comment)
+    after = start + comment[start:].lower().index("noqa") + len("noqa")
+    rest = comment[after:]
+    body = rest.lstrip()
+    if not rest or rest.startswith("#") or (rest[0].isspace() and not body.startswith(":")):
+        blanket = Directive(row, column + start, column + after, column, None, in_comment)
+        return blanket  # a bare noqa, or noqa then a note: everything
+    if not body.startswith(":"):
+        return INVALID_SUFFIX  # a code glued to the keyword, or `;` for the colon
+    first = after + len(rest) - len(body) + 1
+    codes = _lex_codes(comment, first)
+    if isinstance(codes, str):
+        return codes
+    if not codes:
+        return MISSING_CODES
+    shifted = tuple(Code(c.code, column + c.start, column + c.end) for c in codes)
+    return Directive(row, column + start, shifted[-1].end, column, shifted, in_comment)
+
+
+def _noqa_start(comment: str) -> int | None:
+    """Where the first ``#`` that opens a ``noqa`` directive is in ``comment``."""
+    position = comment.find("#")
+    while position != -1:
+        word = comment[position + 1 :].lstrip()
+        if word[:4].lower() == "noqa":
+            return position
+        position = comment.find("#", position + 1)
+    return None
+
+
+def _lex_codes(comment: str, position: int) -> list[Code] | str:
+    """The codes from ``position`` on, up to the first word that is not a code."""
+    codes: list[Code] = []
+    glued = False  # the last code ran straight into this one: `DEV001DEV003`
+    end = len(comment)
+    while position < end:
+        while position < end and (comment[position].isspace() or comment[position] == ","):
+            position += 1
+        start = position
+        while position < end and "A" <= comment[position] <= "Z":
+            position += 1
+        letters = position
+        while position < end and comment[position].isdigit() and comment[position].isascii():
+            position += 1
+        if letters == start or position == letters:  # not a code: a comment follows
+            if glued and letters > start:
+                return INVALID_CODE_SUFFIX
+            break
+        codes.append(Code(comment[start:position], start, position))
+        following = comment[position] if position < end else " "
+        glued = "A" <= following <= "Z"
+        if not (glued or following.isspace() or following in ",#"):
+            return INVALID_CODE_SUFFIX  # `DEV001abc`
+        if following == "#":
+            break
+    return codes
 
 
 # --- suppression and unused directives ---------------------------------------------------
+
+# Each noqa comment to the end of its line: read without tokenizing first, so that a file whose
+# directives are all valid (the usual case) is not tokenized just to look for invalid ones.
+_MENTION = re.compile(r"#[ \t]*(?i:noqa)[^\r\n]*")
+
+
+def _may_have_invalid(text: str) -> bool:
+    return any(isinstance(_parse(0, 0, m.group()), str) for m in _MENTION.finditer(text))
+
+
+def warn_invalid(
+    text: str, display: str, locate: Callable[[int], tuple[int, int]] | None = None
+) -> list[str]:
+    """Log (and return) a warning for each invalid ``# noqa`` directive, as ruff does."""
+    warnings = []
+    for invalid in scan_directives(text)[1]:
+        where = f"{display}:{invalid.row}"
+        if locate is not None:
+            cell, row = locate(invalid.row)
+            where = f"{display}:cell {cell}:{row}"
+        warnings.append(f"Invalid `# noqa` directive on {where}: {invalid.reason}")
+    for warning in warnings:
+        LOGGER.warning(warning)
+    return warnings
 
 
 def suppress(
@@ -132,15 +233,21 @@ def suppress(
     display: str,
     selected: frozenset[str],
     judge_unused: bool = True,
+    locate: Callable[[int], tuple[int, int]] | None = None,
 ) -> list[Diagnostic]:
     """Drop the diagnostics that ``text``'s directives silence.
 
     With ``judge_unused`` (the rules ran) and DEV015 selected, also report each selected
     code of a line directive that silenced nothing (as file ``display``); blanket
-    directives are never reported.
+    directives are never reported. Invalid directives are logged as warnings (``locate``
+    maps a row of a notebook's joined cells to its cell and row there).
     """
     report_unused = judge_unused and UNUSED_NOQA in selected
-    if (not diagnostics and not report_unused) or "noqa" not in text.lower():
+    if "noqa" not in text.lower():
+        return diagnostics
+    if _may_have_invalid(text):
+        warn_invalid(text, display, locate)
+    if not diagnostics and not report_unused:
         return diagnostics
     whole_file = file_directive(text)
     if whole_file.everything:
@@ -187,13 +294,19 @@ def _unused(
     if UNUSED_NOQA in codes:  # the user silenced this very report
         return None
     # Only codes devlint knows and ran can be judged: others may be for other tools
-    # or for another selection of rules.
+    # or for another selection of rules. A DEV code that no rule has is a typo.
     known = all_rules()
     unused = [c for c in codes if c in known and c in selected and c not in used]
-    if not unused:
+    unknown = [c for c in codes if _DEVLINT_CODE.fullmatch(c) and c not in known]
+    if not unused and not unknown:
         return None
-    listed = ", ".join(f"`{code}`" for code in dict.fromkeys(unused))
-    message = f"Unused `noqa` directive (unused: {listed})"
+    reasons = [
+        f"{label}: " + ", ".join(f"`{code}`" for code in dict.fromkeys(group))
+        for label, group in (("unused", unused), ("unknown", unknown))
+        if group
+    ]
+    message = f"Unused `noqa` directive ({'; '.join(reasons)})"
+    unused += unknown
     kept = [c for c in directive.codes if c.code not in unused]
     if kept:
         edit = Edit(

@@ -93,7 +93,15 @@ def _cache_key(task: FileTask) -> str | None:
     except OSError:  # reported as DEV900 by the engine, never cached
         return None
     options = task.options
-    settings = repr((sorted(options.codes), options.guard_functions, options.accelerator_api))
+    settings = repr(
+        (
+            sorted(options.codes),
+            options.guard_functions,
+            options.accelerator_api,
+            options.ignore_noqa,
+            sorted(options.unfixable),
+        )
+    )
     return ResultCache.key(data, task.display, settings)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import subprocess
@@ -14,7 +15,13 @@ import pytest
 from devlint.diagnostics import Diagnostic
 from devlint.engine import CheckOptions, check_path, check_text
 from devlint.fixing import apply_fixes
-from devlint.noqa import line_directives, split_lines
+from devlint.noqa import (
+    INVALID_CODE_SUFFIX,
+    INVALID_SUFFIX,
+    MISSING_CODES,
+    line_directives,
+    split_lines,
+)
 from devlint.rule import all_rules
 
 DEFAULT = frozenset(code for code, rule in all_rules().items() if rule.default)
@@ -42,10 +49,74 @@ def fixed(text: str) -> str:
 
 
 def test_directives_come_from_comments_only() -> None:
-    text = 's = "# noqa: DEV003"\nt = 1  # see below  # NOQA:DEV001,dev003\n'
+    text = 's = "# noqa: DEV003"\nt = 1  # see below  # NOQA:DEV001,DEV003\n'
     [directive] = line_directives(text).values()
     assert directive.row == 2
     assert [code.code for code in directive.codes or ()] == ["DEV001", "DEV003"]
+
+
+@pytest.mark.parametrize(
+    ("comment", "codes"),
+    [
+        ("# noqa", None),
+        ("# NOQA  # why", None),
+        ("# noqa because the API is CUDA-only", None),  # a blanket with a reason, as in ruff
+        ("#noqa:DEV001,DEV003", ["DEV001", "DEV003"]),
+        ("# noqa :DEV003", ["DEV003"]),
+        ("# noqa: DEV001 see issue 12", ["DEV001"]),  # the first non-code word ends the list
+        ("# noqa: DEV001, dev003", ["DEV001"]),  # codes are upper-case, as in ruff
+        ("# noqa: DEV001DEV003", ["DEV001", "DEV003"]),
+        ("# type: ignore  # noqa: DEV007", ["DEV007"]),
+    ],
+)
+def test_directives_are_read_as_ruff_reads_them(comment: str, codes: list[str] | None) -> None:
+    [directive] = line_directives(f"x = 1  {comment}\n").values()
+    assert (None if directive.codes is None else [c.code for c in directive.codes]) == codes
+
+
+@pytest.mark.parametrize(
+    ("comment", "reason"),
+    [
+        ("# noqa: some words", MISSING_CODES),
+        ("# noqa: dev003", MISSING_CODES),
+        ("# noqa:", MISSING_CODES),
+        ("# noqa; DEV003", INVALID_SUFFIX),
+        ("#noqaDEV003", INVALID_SUFFIX),
+        ("# noqa: DEV003abc", INVALID_CODE_SUFFIX),
+    ],
+)
+def test_invalid_directives_suppress_nothing_and_warn(
+    comment: str, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="devlint"):
+        assert [code for _, code, _ in found(f"{CUDA}  {comment}\n")] == ["DEV003"]
+    assert caplog.messages == [f"Invalid `# noqa` directive on t.py:2: {reason}"]
+    assert line_directives(f"{CUDA}  {comment}\n") == {}
+
+
+def test_valid_directives_do_not_warn(caplog: pytest.LogCaptureFixture) -> None:
+    text = f"{CUDA}  # noqa: DEV003\n{CUDA}  # noqa\n{CUDA}  # noqa because\n"
+    with caplog.at_level(logging.WARNING, logger="devlint"):
+        assert found(text) == []
+    assert caplog.messages == []
+
+
+def test_invalid_directive_in_a_notebook_names_the_cell(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "nb.ipynb"
+    _notebook(path, ["import torch\n", f"{CLEAN}\n{CUDA}  # noqa: move later"])
+    with caplog.at_level(logging.WARNING, logger="devlint"):
+        found = [(d.code, d.cell, d.start.row) for d in check_path(path, "nb.ipynb", WITH_UNUSED)]
+    assert found == [("DEV003", 2, 2)]
+    assert caplog.messages == [f"Invalid `# noqa` directive on nb.ipynb:cell 2:2: {MISSING_CODES}"]
+
+
+def test_cli_prints_the_warning_once_on_stderr(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text(f"import torch\n{CUDA}  # noqa: later\n")
+    result = devlint("--fix", "t.py", cwd=tmp_path)
+    warning = f"warning: Invalid `# noqa` directive on t.py:2: {MISSING_CODES}"
+    assert result.stderr.splitlines().count(warning) == 1, result.stderr
 
 
 def test_a_directive_in_a_string_suppresses_nothing() -> None:
@@ -91,6 +162,18 @@ def test_blanket_directives_are_never_judged_unused() -> None:
     assert found(f"import os  # noqa\n{CLEAN}  # noqa\n{CLEAN}  # NOQA  # why\n") == []
     assert found(f"{CUDA}  # noqa\n") == []  # and it still silences devlint
     assert fixed(f"{CLEAN}  # noqa\n{CLEAN}  # noqa: DEV003\n") == f"{CLEAN}  # noqa\n{CLEAN}\n"
+
+
+def test_unknown_devlint_codes_are_reported_and_removed() -> None:
+    assert found(f"{CUDA}  # noqa: DEV0003\n") == [
+        (2, "DEV003", "`.cuda()` without a CUDA availability check"),
+        (2, "DEV015", "Unused `noqa` directive (unknown: `DEV0003`)"),
+    ]
+    assert found(f"{CLEAN}  # noqa: DEV003, DEV999, E501\n") == [
+        (2, "DEV015", "Unused `noqa` directive (unused: `DEV003`; unknown: `DEV999`)")
+    ]
+    assert fixed(f"{CLEAN}  # noqa: DEV999, E501\n") == f"{CLEAN}  # noqa: E501\n"
+    assert fixed(f"{CLEAN}  # noqa: DEV0003\n") == f"{CLEAN}\n"
 
 
 def test_only_selected_devlint_codes_are_judged() -> None:
