@@ -19,7 +19,7 @@ from libcst.metadata import CodeRange
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
 from devlint.diagnostics import Applicability, Edit, Fix, Location
-from devlint.rule import FixPlan
+from devlint.rule import BLOCK_INDENT, FixPlan
 
 SELECTIONS = {
     "three-way": (
@@ -52,6 +52,7 @@ class FixContext:
     header_row: int = 0  # new lines go before this row (set by ``build_all``)
     _scopes: list[tuple[int, int, cst.FunctionDef | cst.ClassDef]] | None = None
     _lines: list[str] | None = None
+    _statements: list[tuple[int, int, int, int]] | None = None
     _module_names: set[str] | None = None
 
     def build_all(self, plans: Sequence[tuple[FixPlan, Applicability]]) -> list[Fix | None]:
@@ -109,7 +110,12 @@ class FixContext:
             layout["indent"] = self._indent(start.row)
             if edit.where != "replace":
                 start = end = start if edit.where == "before" else end
-            edits.append(Edit(edit.text.format(**names, **layout), start, end))
+            content = edit.text.format(**names, **layout)
+            if BLOCK_INDENT in content:
+                if BLOCK_INDENT in self.module.code:
+                    return None  # the file has the marker's character itself
+                content = content.replace(BLOCK_INDENT, self._block_indent(edit.node))
+            edits.append(Edit(content, start, end))
         if header:
             edits.append(self._header_edit(header))
         return Fix(applicability, plan.message, tuple(sorted(edits, key=_edit_key)))
@@ -120,6 +126,23 @@ class FixContext:
             Location(span.start.line, span.start.column + 1),
             Location(span.end.line, span.end.column + 1),
         )
+
+    def _block_indent(self, node: cst.CSTNode) -> str:
+        """The indentation of the block ``node`` is in: that of its innermost statement."""
+        if self._statements is None:
+            self._statements = [
+                (span.start.line, span.start.column, span.end.line, span.end.column)
+                for statement, span in self.positions.items()
+                if isinstance(statement, cst.BaseStatement)
+            ]
+        span = self.positions[node]
+        first, last = (span.start.line, span.start.column), (span.end.line, span.end.column)
+        rows = [
+            (row, column)
+            for row, column, end_row, end_column in self._statements
+            if (row, column) <= first and last <= (end_row, end_column)
+        ]
+        return self._indent(max(rows)[0]) if rows else ""
 
     def _indent(self, row: int) -> str:
         if self._lines is None:

@@ -11,6 +11,7 @@ from functools import cache
 from typing import ClassVar, Literal
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState  # code_for_node without a fresh indentation
 
 from devlint.analysis.facts import FileFacts
 from devlint.diagnostics import Applicability
@@ -56,13 +57,27 @@ class Finding:
 
 
 _EMPTY_MODULE = cst.Module(body=[])
+# Stands for the indentation of the block a node is in, where its code repeats it (lines
+# inside brackets, comments, nested blocks); the engine writes the real one at the edit.
+BLOCK_INDENT = "\x00"
 
 
 def source_of(node: cst.CSTNode) -> str:
-    """The source a ``Replace`` of ``node`` replaces: its code without its own parentheses."""
+    """The source a ``Replace`` of ``node`` replaces: its code without its own parentheses.
+
+    Its continuation lines start with ``BLOCK_INDENT`` where they repeat the indentation of
+    the enclosing block, so that a fix writes them at the block where the text lands.
+    """
     if getattr(node, "lpar", ()):
         node = node.with_changes(lpar=(), rpar=())
-    return _EMPTY_MODULE.code_for_node(node)
+    state = CodegenState(
+        default_indent=_EMPTY_MODULE.default_indent,
+        default_newline=_EMPTY_MODULE.default_newline,
+        indent_tokens=[BLOCK_INDENT],
+    )
+    node._codegen(state)
+    text = "".join(state.tokens)
+    return text[1:] if text.startswith(BLOCK_INDENT) else text  # a statement's own indent
 
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer)

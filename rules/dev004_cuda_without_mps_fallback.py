@@ -6,7 +6,7 @@ import libcst as cst
 from devlint.analysis.facts import Conditional, FileFacts
 from devlint.analysis.values import CPU, CUDA, Kind, Placement
 from devlint.codemod import is_cuda_move, mps_variant, statement_lines, to_device
-from devlint.rule import Finding, FixPlan, Replace, Rule, source_of
+from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
 MOVE_MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
@@ -123,8 +123,15 @@ def _add_mps(conditional: Conditional) -> FixPlan | None:
     variant = mps_variant(block) if lines is not None else None
     if variant is None:
         return None
-    body = [line.strip() for line in variant.splitlines() if line.strip()]
-    text = f"{keyword} {mps_test}:" + "".join("{nl}{indent}{tab}" + line for line in body)
+    # The block's lines start with its indentation (``BLOCK_INDENT`` and one level): the
+    # new branch's body is one level deeper than ``anchor``.
+    level = BLOCK_INDENT + cst.Module(body=[]).default_indent
+    body = [
+        line.replace(level, "{indent}{tab}", 1)
+        for line in variant.splitlines()
+        if line.replace(BLOCK_INDENT, "").strip()
+    ]
+    text = f"{keyword} {mps_test}:" + "".join("{nl}" + line for line in body)
     return FixPlan(THREE_WAY, (Replace(anchor, text + "{nl}{indent}", "before"),))
 
 

@@ -10,7 +10,8 @@ For each corpus (a PyPI package: libraries and user-style code), the script
 2. runs ``devlint check --output-format json`` on the copy, then
    ``devlint --fix --unsafe-fixes --show-fixes`` (``-j`` = cores, ``--select ALL`` unless
    told otherwise), then the fix once more;
-3. verifies: every file the fix changed re-parses (notebooks: every code cell), ``python -m
+3. verifies: every file the fix changed re-parses (notebooks: every code cell) and keeps
+   the indentation of every line no fix wrote (``devlint.layout``), ``python -m
    compileall -q`` fails on no file where it passed on the original, the second fix run
    changed no byte, no DEV902 (internal error) diagnostic, no traceback or error on stderr.
 
@@ -19,6 +20,7 @@ crashes, broken, non-idem or dev902 is not 0 (2 when a corpus could not be fetch
 
     .venv/bin/python scripts/corpus_sweep.py                       # all nine corpora
     .venv/bin/python scripts/corpus_sweep.py --corpus timm --keep /tmp/sweep
+    .venv/bin/python scripts/corpus_sweep.py --folder eval --folder examples   # local code
     diff -ru /tmp/sweep/timm/original /tmp/sweep/timm/fixed        # read the fixes
 """
 
@@ -39,6 +41,9 @@ import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from devlint.layout import layout_problems
+from devlint.source import decode
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = {
@@ -116,9 +121,24 @@ def unpack(archive: Path, destination: Path) -> int:
                     handle = opened.extractfile(member)
                     if handle is not None:
                         place(member.name, handle.read())
+    _own_project(destination)
+    return count
+
+
+def copy_folder(folder: Path, destination: Path) -> int:
+    """A local folder's .py and .ipynb files under ``destination``; returns how many."""
+    files = [path for path in sorted(folder.rglob("*")) if path.suffix in SUFFIXES]
+    for path in files:
+        target = destination / path.relative_to(folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    _own_project(destination)
+    return len(files)
+
+
+def _own_project(destination: Path) -> None:
     (destination / ".git").mkdir(exist_ok=True)
     (destination / "devlint.toml").write_text(PROJECT_MARKER, encoding="utf-8")
-    return count
 
 
 def snapshot(tree: Path) -> dict[str, bytes]:
@@ -176,10 +196,16 @@ def broken(relative: str, before: bytes, after: bytes) -> str | None:
         for number, (was, now) in enumerate(zip(old, new, strict=True)):
             if _parses(was) and not _parses(now):
                 return f"code cell {number} no longer parses"
+            moved = layout_problems(was, now)
+            if moved:
+                return f"code cell {number}: {moved[0]}"
         return None
     if not _parses(before):
         return "a file that did not parse was changed"
-    return None if _parses(after) else "the fixed file does not parse"
+    if not _parses(after):
+        return "the fixed file does not parse"
+    moved = layout_problems(decode(before).text, decode(after).text)
+    return moved[0] if moved else None
 
 
 # -- running devlint
@@ -265,15 +291,20 @@ def _crashed(run: Run, outcome: Outcome, step: str) -> None:
         outcome.crashes.append(f"{step}: {run.stderr.strip()[-300:]}")
 
 
-def sweep(name: str, work: Path, jobs: int, select: str) -> Outcome:
+def sweep(name: str, work: Path, jobs: int, select: str, folder: Path | None = None) -> Outcome:
+    """Check and fix one corpus (``folder``: a local folder instead of a PyPI package)."""
     outcome = Outcome(name)
     started = time.perf_counter()
-    archive = fetch(name, CORPORA[name])
-    outcome.archive = archive.name
     original, fixed = work / name / "original", work / name / "fixed"
     for tree in (original, fixed):
         shutil.rmtree(tree, ignore_errors=True)
-    outcome.files = unpack(archive, original)
+    if folder is None:
+        archive = fetch(name, CORPORA[name])
+        outcome.archive = archive.name
+        outcome.files = unpack(archive, original)
+    else:
+        outcome.archive = "(folder)"
+        outcome.files = copy_folder(folder, original)
     shutil.copytree(original, fixed)
     before = snapshot(original)
 
@@ -402,17 +433,25 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="keep the original and fixed copies in DIR/<corpus>/",
     )
+    parser.add_argument(
+        "--folder",
+        action="append",
+        type=Path,
+        default=[],
+        help="a local folder to sweep as well (repeatable; e.g. eval examples)",
+    )
     parser.add_argument("-j", "--jobs", type=int, default=default_jobs())
     parser.add_argument("--select", default="ALL", help="rules to check and fix (default ALL)")
     args = parser.parse_args(argv)
-    names = args.corpus or list(CORPORA)
+    folders = {f"{path.resolve().name}-folder": path.resolve() for path in args.folder}
+    names = args.corpus or ([] if folders else list(CORPORA))
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="devlint-sweep-") as scratch:
         work = args.keep.resolve() if args.keep else Path(scratch)
-        for name in names:
+        for name in [*names, *folders]:
             print(f"sweeping {name} ...", file=sys.stderr, flush=True)
             try:
-                outcomes.append(sweep(name, work, args.jobs, args.select))
+                outcomes.append(sweep(name, work, args.jobs, args.select, folders.get(name)))
             except (RuntimeError, OSError, subprocess.SubprocessError) as error:
                 print(f"{name}: {error}", file=sys.stderr)
                 return 2

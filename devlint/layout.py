@@ -1,0 +1,95 @@
+"""The layout of fixed code: every line a fix did not write keeps its indentation.
+
+A fix rewrites spans of a file. Lines it only carries along (the continuation lines of a
+call it rewrote, the statements it moved out of an ``if``) must keep their place relative
+to the statement they belong to, and the lines of a multi-line string keep their exact
+text. ``layout_problems`` compares a file before and after fixing and names the lines that
+broke this; the fix tests and ``scripts/corpus_sweep.py`` require none.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """One physical line: its text and where it sits in its logical line."""
+
+    text: str
+    start: int  # index of the first physical line of its logical line
+    in_string: bool  # inside a multi-line string: its whitespace is the string's
+
+    @property
+    def indent(self) -> int:
+        return len(self.text) - len(self.text.lstrip(" \t"))
+
+
+def _rows(text: str) -> list[_Row] | None:
+    """The physical lines of ``text`` (None if it does not tokenize)."""
+    lines = _LINE_BREAK.split(text)
+    starts = list(range(len(lines)))
+    strings: set[int] = set()
+    first: int | None = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            row, end = token.start[0] - 1, token.end[0] - 1
+            strings.update(range(row + 1, end + 1))
+            if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            if first is None:
+                first = row
+            for inside in range(first, min(end + 1, len(lines))):
+                starts[inside] = first
+            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                first = None
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return [_Row(line, starts[i], i in strings) for i, line in enumerate(lines)]
+
+
+def layout_problems(before: str, after: str) -> list[str]:
+    """The lines of ``after`` whose indentation a fix changed although it did not write them.
+
+    Lines are matched on their text without indentation. A matched line may change its
+    indentation only by as much as the first line of its statement did (a statement moved
+    to another block), and a line inside a multi-line string not at all. A line a fix wrote
+    (no match) inside brackets is indented at least as deep as its statement.
+    """
+    old, new = _rows(before), _rows(after)
+    if new is None:
+        return [] if old is None else ["the fixed code does not tokenize"]
+    if old is None:
+        return []
+    problems = []
+    matcher = difflib.SequenceMatcher(
+        None, [row.text.strip() for row in old], [row.text.strip() for row in new], False
+    )
+    matched: set[int] = set()
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            continue
+        for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+            matched.add(j)
+            was, now = old[i], new[j]
+            shift = now.indent - was.indent
+            if not shift or not now.text.strip():
+                continue
+            if was.in_string or now.in_string:
+                problems.append(f"line {j + 1}: a multi-line string's line was re-indented")
+            elif shift != new[now.start].indent - old[was.start].indent:
+                problems.append(
+                    f"line {j + 1}: indentation changed from {was.indent} to {now.indent}"
+                )
+    for j, row in enumerate(new):
+        if j in matched or row.start == j or row.in_string or not row.text.strip():
+            continue
+        if row.indent < new[row.start].indent:
+            problems.append(f"line {j + 1}: written left of its statement (line {row.start + 1})")
+    return problems
