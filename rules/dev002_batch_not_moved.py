@@ -103,20 +103,62 @@ def _fix(loop: cst.For, names: list[str], device: str | None) -> FixPlan | None:
     if not all(name.isidentifier() for name in names):
         return None  # ``batch["labels"]``: an element that is not a plain name
     moves = [f"{name} = {name}.to({literal_text(device)})" for name in names]
+    statements = list(body.body)
     if all(name in _target_names(loop.target) for name in names):
+        start = 0
+    else:
+        found = [
+            index
+            for index, statement in enumerate(statements)
+            if isinstance(statement, cst.SimpleStatementLine)
+            and all(name in _assigned(statement) for name in names)
+        ]
+        if not found:
+            return None
+        start = found[0] + 1
+    end = _after_moves(statements, start, names)
+    if end == 0:
         text = "".join(f"{move}{{nl}}{{indent}}" for move in moves)
         return FixPlan(
-            "Move it where the batch is unpacked", (Replace(body.body[0], text, "before"),)
+            "Move it where the batch is unpacked", (Replace(statements[0], text, "before"),)
         )
-    for statement in body.body:
-        if isinstance(statement, cst.SimpleStatementLine) and all(
-            name in _assigned(statement) for name in names
-        ):
-            text = "".join(f"{{nl}}{{indent}}{move}" for move in moves)
-            return FixPlan(
-                "Move it where the batch is unpacked", (Replace(statement, text, "after"),)
-            )
-    return None
+    text = "".join(f"{{nl}}{{indent}}{move}" for move in moves)
+    return FixPlan(
+        "Move it where the batch is unpacked", (Replace(statements[end - 1], text, "after"),)
+    )
+
+
+def _after_moves(statements: list[cst.BaseStatement], start: int, names: list[str]) -> int:
+    """Where the moves of ``names`` go: after the moves the loop makes from ``start`` on."""
+    end = start
+    while end < len(statements) and _is_move_of_others(statements[end], names):
+        end += 1
+    return end
+
+
+def _is_move_of_others(statement: cst.BaseStatement, names: list[str]) -> bool:
+    """``images = images.to(device)``: a statement that only moves values, not ``names``."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if not isinstance(small, cst.Assign):
+            return False
+        values = small.value.elements if isinstance(small.value, cst.Tuple) else [small.value]
+        for value in values:
+            call = value.value if isinstance(value, cst.Element) else value
+            if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+                return False
+            if call.func.attr.value not in ("to", "cuda"):
+                return False
+    used = {node.value for node in _names_in(statement)}
+    return not used & set(names)
+
+
+def _names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
+    if isinstance(node, cst.Name):
+        yield node
+    for child in node.children:
+        yield from _names_in(child)
 
 
 def _target_names(target: cst.BaseExpression) -> set[str]:
