@@ -1,4 +1,4 @@
-"""The command line: parses options into settings and hands them to the runner."""
+"""The command line: parses options into a lint request and renders what ``api.lint`` found."""
 
 from __future__ import annotations
 
@@ -7,34 +7,19 @@ import logging
 import os
 import sys
 import traceback
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn
 
 import click
 
 from devlint import __version__
-from devlint.cache import DEFAULT_DIRECTORY
-from devlint.config import (
-    ConfigError,
-    FileConfig,
-    check_codes,
-    codes_for_file,
-    find_config,
-    load_config,
-    resolve_codes,
-)
+from devlint.api import FixMode, LintOutcome, LintRequest, Overrides, UsageError, lint
+from devlint.config import ConfigError
 from devlint.diagnostics import Diagnostic
-from devlint.discovery import DiscoveryError, discover
-from devlint.engine import CheckOptions, check_text, unreadable
-from devlint.fixing import FixMode, fix_text, unified_diff
+from devlint.discovery import DiscoveryError
 from devlint.noqa import add_noqa as add_noqa_directives
 from devlint.report import FORMATS, ReportOptions, RuleInfo, render
 from devlint.rule import all_rules
-from devlint.runner import FileTask, default_jobs, run_files
-from devlint.source import UnreadableSource, decode
 
 
 class UserError(Exception):
@@ -152,17 +137,24 @@ def check(
     """Check PATHS (default: the current directory; `-` reads stdin)."""
     fix_mode = FixMode(unsafe=unsafe_fixes, write=not diff) if fix or diff else None
     _log_warnings(quiet)
-    request = CheckRequest(
-        paths, select, extend_select, ignore, jobs, config_file, stdin_filename, quiet,
-        use_cache=not no_cache, cache_dir=cache_dir, fix=fix_mode,
-    )  # fmt: skip
+    request = LintRequest(
+        paths,
+        config_file,
+        Overrides(select, extend_select, ignore),
+        fix=fix_mode,
+        stdin_filename=stdin_filename,
+        jobs=jobs,
+        use_cache=not no_cache,
+        cache_dir=cache_dir,
+        show_progress=sys.stderr.isatty() and not quiet,
+    )
     try:
         if add_noqa and Path("-") in paths:
             raise UserError("--add-noqa cannot change stdin; give file paths")
         if add_noqa and fix_mode:
             raise UserError("--add-noqa cannot be combined with --fix or --diff")
-        outcome = _run_check(request)
-    except (UserError, ConfigError, DiscoveryError) as error:
+        outcome = lint(request)
+    except (UserError, UsageError, ConfigError, DiscoveryError) as error:
         _fail(str(error))
     except Exception as error:  # a bug in devlint: one line, the traceback on request
         if verbose:
@@ -193,13 +185,15 @@ def check(
     )
     out = sys.stderr if outcome.fixed_stdin is not None else sys.stdout
     if outcome.fixed_stdin is not None:
-        sys.stdout.write(outcome.fixed_stdin)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(outcome.fixed_stdin)
+        sys.stdout.buffer.flush()
     render(output_format, found, out, options)
     failed = bool(found) or bool(outcome.problems) or (exit_non_zero_on_fix and fixed > 0)
     sys.exit(1 if failed and not exit_zero else 0)
 
 
-def _print_diff(outcome: CheckOutcome, exit_zero: bool, quiet: bool) -> NoReturn:
+def _print_diff(outcome: LintOutcome, exit_zero: bool, quiet: bool) -> NoReturn:
     """``--diff``: the diff on stdout, a summary on stderr; exit 1 when there is something to fix."""
     sys.stdout.write("".join(outcome.diffs))
     count = sum(outcome.applied.values())
@@ -207,135 +201,6 @@ def _print_diff(outcome: CheckOutcome, exit_zero: bool, quiet: bool) -> NoReturn
         noun = "error" if count == 1 else "errors"
         click.echo(f"Would fix {count} {noun}." if count else "No errors would be fixed.", err=True)
     sys.exit(1 if (count or outcome.problems) and not exit_zero else 0)
-
-
-@dataclass(frozen=True)
-class CheckRequest:
-    """What the command line asked ``check`` to do."""
-
-    paths: tuple[Path, ...]
-    select: tuple[str, ...]
-    extend_select: tuple[str, ...]
-    ignore: tuple[str, ...]
-    jobs: int | None
-    config_file: Path | None
-    stdin_filename: str | None
-    quiet: bool
-    use_cache: bool
-    cache_dir: Path | None
-    fix: FixMode | None = None
-
-
-@dataclass
-class CheckOutcome:
-    """What ``check`` found (and, with --fix/--diff, fixed) across all files."""
-
-    diagnostics: list[Diagnostic]
-    files_checked: int
-    applied_per_file: dict[str, Counter[str]] = field(default_factory=dict)
-    diffs: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # files that could not be written
-    fixed_stdin: str | None = None  # --fix on stdin: the fixed source, for stdout
-
-    @property
-    def applied(self) -> Counter[str]:
-        return sum(self.applied_per_file.values(), Counter())
-
-
-def _run_check(request: CheckRequest) -> CheckOutcome:
-    paths, stdin_filename = request.paths, request.stdin_filename
-    reads_stdin = Path("-") in paths
-    if reads_stdin and len(paths) > 1:
-        raise UserError("`-` (stdin) cannot be combined with other paths")
-    start = Path(stdin_filename).parent if reads_stdin and stdin_filename else Path.cwd()
-    if not reads_stdin and paths:
-        start = paths[0] if paths[0].is_dir() else paths[0].parent
-    config_file = request.config_file or find_config(start.resolve())
-    config = load_config(config_file)
-    enabled = _enabled_codes(config, request.select, request.extend_select, request.ignore)
-    for codes_ignored in config.per_file_ignores.values():
-        check_codes(codes_ignored, list(all_rules()), "per-file-ignores")
-    guards = config.guard_functions
-    if reads_stdin:
-        display = stdin_filename or "-"
-        codes = codes_for_file(Path(display), config.root, config.per_file_ignores, enabled)
-        options = CheckOptions(codes, guards, config.accelerator_api)
-        try:  # bytes, decoded as for a file: BOM, coding cookie, DEV900 when undecodable
-            text = decode(sys.stdin.buffer.read()).text
-        except UnreadableSource as error:
-            return CheckOutcome(unreadable(str(error), display, options), 1)
-        if request.fix is None:
-            return CheckOutcome(check_text(text, display, options), 1)
-        result = fix_text(text, display, options, request.fix.unsafe)
-        outcome = CheckOutcome(result.diagnostics, 1, {display: result.applied})
-        if request.fix.write:
-            outcome.fixed_stdin = result.text
-        else:
-            outcome.diffs.append(unified_diff(text, result.text, display))
-        return outcome
-    files = discover(
-        list(paths) or [Path(".")],
-        root=config.root,
-        exclude=config.exclude,
-        extend_exclude=config.extend_exclude,
-    )
-    cache_dir = None
-    if request.use_cache:
-        cache_dir = request.cache_dir or config.cache_dir or config.root / DEFAULT_DIRECTORY
-    tasks = [
-        FileTask(
-            path,
-            str(path),
-            CheckOptions(
-                codes_for_file(path, config.root, config.per_file_ignores, enabled),
-                guards,
-                config.accelerator_api,
-            ),
-            cache_dir,
-            request.fix,
-        )
-        for path in files
-    ]
-    show_progress = sys.stderr.isatty() and not request.quiet
-    outcome = CheckOutcome([], len(tasks))
-    for task, done in zip(
-        tasks, run_files(tasks, request.jobs or default_jobs(), show_progress), strict=True
-    ):
-        if isinstance(done, list):
-            outcome.diagnostics.extend(done)
-            continue
-        outcome.diagnostics.extend(done.diagnostics)
-        if done.applied:
-            outcome.applied_per_file[task.display] = done.applied
-        if done.diff:
-            outcome.diffs.append(done.diff)
-        if done.error:
-            outcome.problems.append(done.error)
-    outcome.diagnostics.sort(key=Diagnostic.sort_key)
-    return outcome
-
-
-def _enabled_codes(
-    config: FileConfig,
-    select: Sequence[str],
-    extend_select: Sequence[str],
-    ignore: Sequence[str],
-) -> frozenset[str]:
-    rules = all_rules()
-    default_on = [code for code, rule in rules.items() if rule.default]
-    chosen_select = _split(select) if select else config.select
-    return resolve_codes(
-        chosen_select,
-        tuple(config.extend_select) + _split(extend_select),
-        tuple(config.ignore) + _split(ignore),
-        known=list(rules),
-        default_on=default_on,
-    )
-
-
-def _split(values: Sequence[str]) -> tuple[str, ...]:
-    """``--select A,B --select C`` -> (A, B, C)."""
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
 def _rule_infos() -> dict[str, RuleInfo]:

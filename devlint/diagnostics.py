@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -55,3 +56,22 @@ class Diagnostic:
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.start.row, self.start.column, self.code)
+
+
+@dataclass(frozen=True, slots=True)
+class FixMode:
+    """What ``--fix`` / ``--diff`` asked for."""
+
+    unsafe: bool = False  # --unsafe-fixes
+    write: bool = True  # False for --diff: compute the diff, change nothing
+
+
+@dataclass(slots=True)
+class FileResult:
+    """The outcome of linting one file: what is left, what was fixed, the diff, problems."""
+
+    diagnostics: list[Diagnostic]
+    applied: Counter[str] = field(default_factory=Counter)  # fixes applied, per rule
+    diff: str = ""
+    error: str | None = None  # the fixed file could not be written
+    fixed: bytes | None = None  # the fixed content (None: nothing was fixed)

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import accumulate
-from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -20,7 +19,6 @@ from devlint.diagnostics import Diagnostic, Location
 from devlint.edits import FixContext
 from devlint.noqa import suppress
 from devlint.rule import Finding, Rule, all_rules
-from devlint.source import UnreadableSource, read_notebook, read_source
 
 UNREADABLE, SYNTAX_ERROR, INTERNAL_ERROR = "DEV900", "DEV901", "DEV902"
 MAX_BRACKET_DEPTH = 100
@@ -43,40 +41,9 @@ class CheckOptions:
     unfixable: frozenset[str] = frozenset()  # codes whose fixes are withheld (--unfixable)
 
 
-def check_path(path: Path, display: str, options: CheckOptions) -> list[Diagnostic]:
-    """Check a file on disk; unreadable files become a DEV900 diagnostic."""
-    try:
-        if path.suffix == ".ipynb":
-            return _check_notebook(path, display, options)
-        source = read_source(path)
-    except UnreadableSource as error:
-        return _engine_diagnostic(UNREADABLE, str(error), display, 1, 1, options)
-    return check_text(source.text, display, options)
-
-
 def unreadable(message: str, display: str, options: CheckOptions) -> list[Diagnostic]:
-    """The DEV900 diagnostic for input that cannot be read or decoded (e.g. stdin)."""
+    """The DEV900 diagnostic for input that cannot be read or decoded."""
     return _engine_diagnostic(UNREADABLE, message, display, 1, 1, options)
-
-
-def _check_notebook(path: Path, display: str, options: CheckOptions) -> list[Diagnostic]:
-    notebook = read_notebook(path)
-    if notebook is None:  # another kernel's language: nothing for devlint to check
-        return []
-    located = []
-    for diagnostic in check_text(notebook.text, display, options, locate=notebook.locate):
-        cell, row = notebook.locate(diagnostic.start.row)
-        _, end_row = notebook.locate(diagnostic.end.row)
-        located.append(
-            replace(
-                diagnostic,
-                cell=cell,
-                start=Location(row, diagnostic.start.column),
-                end=Location(end_row, diagnostic.end.column),
-                noqa_row=row,
-            )
-        )
-    return located
 
 
 def check_text(

@@ -1,41 +1,25 @@
-"""Applying fixes: to a fixpoint on text, then to files and notebooks, never losing a byte.
+"""Applying fixes to a text, to a fixpoint, never producing code that does not parse.
 
 ``fix_text`` applies the compatible fixes of one round (overlapping ones wait for the
 next), re-checks, and repeats until nothing is left to fix; a round whose result does not
-parse is dropped. Files are written with ``source.write_atomically``.
+parse is dropped. Files and notebooks are read and written by ``api``.
 """
 
 from __future__ import annotations
 
 import ast
-import difflib
-import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 import libcst as cst
 
 from devlint.diagnostics import Diagnostic, Fix, Location
-from devlint.engine import CheckOptions, check_path, check_text, unvalidated_nodes
-from devlint.rule import all_rules
-from devlint.source import ChangedOnDisk, UnreadableSource, decode, write_atomically
+from devlint.engine import CheckOptions, check_text, unvalidated_nodes
+from devlint.source import line_starts
 
 MAX_ROUNDS = 10
-
-
-# Python's line breaks: str.splitlines() also splits on form feeds, \x1c-\x1e, \x85, \u2028.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def _offsets(text: str) -> list[int]:
-    """Offset of the start of each 1-based row (index 0 unused); one extra past the end."""
-    starts = [0, 0, *(match.end() for match in _LINE_BREAK.finditer(text))]
-    if starts[-1] < len(text):
-        starts.append(len(text))
-    return starts
 
 
 def _offset(starts: list[int], location: Location) -> int:
@@ -48,7 +32,7 @@ def apply_fixes(text: str, fixes: Sequence[Fix]) -> tuple[str, list[int]]:
 
     Identical edits (two fixes adding the same device selection) are applied once.
     """
-    starts = _offsets(text)
+    starts = line_starts(text)
     taken: dict[tuple[int, int], str] = {}
     applied: list[int] = []
     for index, fix in enumerate(fixes):
@@ -88,12 +72,21 @@ def fixes_enabled(diagnostic: Diagnostic, unsafe: bool) -> bool:
     return fix is not None and (fix.applicability == "safe" or unsafe)
 
 
-def fix_text(text: str, display: str, options: CheckOptions, unsafe: bool = False) -> FixResult:
-    """Apply fixes to ``text`` until none is left (or ``MAX_ROUNDS``)."""
+def fix_text(
+    text: str,
+    display: str,
+    options: CheckOptions,
+    unsafe: bool = False,
+    locate: Callable[[int], tuple[int, int]] | None = None,
+) -> FixResult:
+    """Apply fixes to ``text`` until none is left (or ``MAX_ROUNDS``).
+
+    ``locate`` maps rows to notebook cells, for warnings (see ``engine.check_text``).
+    """
     result = FixResult(text)
 
     def check(source: str) -> list[Diagnostic]:
-        return check_text(source, display, options)
+        return check_text(source, display, options, locate)
 
     diagnostics = check(text)
     for _ in range(MAX_ROUNDS):
@@ -206,70 +199,3 @@ def _parses(text: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
-
-
-@dataclass(frozen=True, slots=True)
-class FixMode:
-    """What ``--fix`` / ``--diff`` asked for."""
-
-    unsafe: bool = False  # --unsafe-fixes
-    write: bool = True  # False for --diff
-
-
-@dataclass(slots=True)
-class FileFix:
-    """The outcome of fixing one file: what is left, what was fixed, the diff, problems."""
-
-    diagnostics: list[Diagnostic]
-    applied: Counter[str] = field(default_factory=Counter)
-    diff: str = ""
-    error: str | None = None
-
-
-def fix_path(path: Path, display: str, options: CheckOptions, mode: FixMode) -> FileFix:
-    """Fix one file on disk (or only compute its diff); unreadable files are left alone."""
-    if path.suffix == ".ipynb":
-        from devlint.notebooks import fix_notebook  # only when a notebook is fixed
-
-        return fix_notebook(path, display, options, mode)
-    try:
-        data = path.read_bytes()
-        source = decode(data)
-    except (OSError, UnreadableSource):
-        return FileFix(check_path(path, display, options))
-    result = fix_text(source.text, display, options, mode.unsafe)
-    if result.text == source.text:
-        return FileFix(result.diagnostics)
-    outcome = FileFix(result.diagnostics, result.applied)
-    outcome.diff = unified_diff(source.text, result.text, display)
-    if mode.write:
-        try:
-            write_atomically(path, result.text.encode(source.encoding), data)
-        except (OSError, ChangedOnDisk, UnicodeEncodeError) as error:
-            return FileFix(check_text(source.text, display, options), error=str(error))
-    return outcome
-
-
-def unified_diff(before: str, after: str, display: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=display if display.startswith("/") else f"a/{display}",
-        tofile=display if display.startswith("/") else f"b/{display}",
-    )
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
-
-
-def fix_source(source: str, path: Path) -> str:
-    """What ``devlint --fix --unsafe-fixes`` writes for a rule fixture (``fixtures/DEVnnn/``).
-
-    The default rules plus the fixture's own rule run: golden ``bad_*.fixed.py`` files and
-    ``devlint verify``'s live fixes are made this way.
-    """
-    rules = all_rules()
-    codes = {code for code, rule in rules.items() if rule.default}
-    if path.parent.name in rules:
-        codes.add(path.parent.name)
-    return fix_text(source, path.name, CheckOptions(frozenset(codes)), unsafe=True).text

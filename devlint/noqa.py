@@ -24,7 +24,13 @@ from pathlib import Path
 
 from devlint.diagnostics import Diagnostic, Edit, Fix, Location
 from devlint.rule import all_rules
-from devlint.source import ChangedOnDisk, UnreadableSource, decode, write_atomically
+from devlint.source import (
+    ChangedOnDisk,
+    UnreadableSource,
+    decode,
+    split_lines,
+    write_atomically,
+)
 
 UNUSED_NOQA = "DEV015"
 LOGGER = logging.getLogger("devlint")
@@ -38,8 +44,6 @@ _FILE_NOQA = re.compile(
 )
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 _DEVLINT_CODE = re.compile(r"DEV[0-9]+")
-# Python's line breaks; str.splitlines() also splits on form feeds and other characters.
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +73,6 @@ class FileDirective:
 
     everything: bool
     codes: frozenset[str]
-
-
-def split_lines(text: str) -> list[str]:
-    """The physical lines of ``text`` as Python counts them, each with its line ending."""
-    return _LINE.findall(text)
 
 
 def file_directive(text: str) -> FileDirective:
@@ -113,7 +112,7 @@ def scan_directives(text: str) -> tuple[dict[int, Directive], list[InvalidDirect
     comments = _comments(text)
     in_comment = comments is not None
     if comments is None:  # not tokenizable: search every line, strings included
-        lines = split_lines(text)
+        lines = split_lines(text, keepends=True)
         comments = [(row, 0, line) for row, line in enumerate(lines, start=1) if "#" in line]
     directives: dict[int, Directive] = {}
     invalid: list[InvalidDirective] = []
@@ -267,7 +266,7 @@ def suppress(
             continue
         kept.append(diagnostic)
     if report_unused and UNUSED_NOQA not in whole_file.codes:
-        lines = split_lines(text)
+        lines = split_lines(text, keepends=True)
         kept.extend(
             unused
             for directive in directives.values()
@@ -406,8 +405,8 @@ def _add_to_file(path: Path, found: list[Diagnostic], result: AddNoqaResult) -> 
         codes[diagnostic.noqa_row or diagnostic.start.row].add(diagnostic.code)
     if not codes:
         return
-    lines = split_lines(source.text)
-    blocked = _rows_continued(source.text)
+    lines = split_lines(source.text, keepends=True)
+    blocked = rows_continued(source.text)
     directives = line_directives(source.text)
     added = 0
     for row, new_codes in sorted(codes.items()):
@@ -448,7 +447,7 @@ def _add_to_file(path: Path, found: list[Diagnostic], result: AddNoqaResult) -> 
     result.added += added
 
 
-def _rows_continued(text: str) -> set[int] | None:
+def rows_continued(text: str) -> set[int] | None:
     """Rows whose line ends inside a token (a multi-line string) or with a backslash
     continuation, where a comment cannot go; None when ``text`` does not tokenize."""
     rows: set[int] = set()
@@ -461,7 +460,7 @@ def _rows_continued(text: str) -> set[int] | None:
                 rows.update(range(token.start[0], token.end[0]))
     except (tokenize.TokenError, SyntaxError):
         return None
-    for row, line in enumerate(split_lines(text), start=1):
+    for row, line in enumerate(split_lines(text, keepends=True), start=1):
         if line.rstrip("\r\n").endswith("\\") and row not in commented:
             rows.add(row)
     return rows

@@ -1,26 +1,35 @@
-"""Fixing notebooks: the code cells are fixed as one module and written back in place.
+"""Notebooks: their code cells as one Python module, and the way back into the JSON.
 
-The cells are joined with a marker comment before each one, so that the fixed text can be
-cut back into cells; magics and shell escapes become ``pass`` lines tagged with their
-number and are restored afterwards. The notebook is written back with the JSON layout it
-had (indentation, key order, escaping, final newline), so only edited cells change; a
+The code cells are joined with a marker comment before each one, so that a fixed text can
+be cut back into cells. IPython syntax becomes Python only where a statement starts (a
+``%`` on a continuation line inside brackets is the modulo operator): magics and shell
+escapes become ``pass`` lines tagged with their number, ``%time stmt`` becomes ``stmt``
+(analysed, its columns mapped back), ``%%time`` cells keep their Python body, and cells in
+another language (``%%bash``) are left out. A notebook is written back with the JSON layout
+it had (indentation, key order, escaping, final newline), so only edited cells change; a
 notebook whose layout cannot be reproduced is left alone.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
-from pathlib import Path
+import tokenize
+from dataclasses import dataclass, field
 from typing import Any
 
-from devlint.engine import CheckOptions, check_path
-from devlint.fixing import FileFix, FixMode, fix_text, unified_diff
-from devlint.source import ChangedOnDisk, code_lines, write_atomically
+from devlint.source import CellMap, Source, UnreadableSource, split_lines, unified_diff
 
 _CELL = "# devlint-cell: {}"
 _CELL_LINE = re.compile(r"^# devlint-cell: (\d+)\r?\n", re.MULTILINE)
-_MAGIC_LINE = re.compile(r"^([ \t]*)pass  # devlint-magic: (\d+)$", re.MULTILINE)
+_TAG = "  # devlint-magic: {}"
+_TAGGED = re.compile(r"^([ \t]*)(.*?)  # devlint-magic: (\d+)$", re.MULTILINE)
+# Magics whose argument (line magics) or body (cell magics) is Python that runs.
+_TIMING_PREFIX = re.compile(r"%(?:time|timeit(?:\s+-(?:[nrp]\s*\d+|[oq]))*)\s+(?=\S)")
+_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+# `files = !ls`, `out = %sx ls`: an assignment whose value is IPython syntax.
+_MAGIC_ASSIGNMENT = re.compile(r"[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[!%]")
 _LAYOUTS = [
     (indent, ensure_ascii, end)
     for indent in (1, 2, 4, None)
@@ -29,77 +38,183 @@ _LAYOUTS = [
 ]
 
 
-def fix_notebook(path: Path, display: str, options: CheckOptions, mode: FixMode) -> FileFix:
-    """Fix the code cells of a notebook; outputs, metadata and other cells stay as they are."""
+class NotWritable(Exception):
+    """The fixed code cannot be put back into the notebook; it is left alone."""
+
+
+@dataclass(slots=True)
+class _Magic:
+    """IPython syntax replaced in the text: a whole line, or a prefix before Python."""
+
+    original: str  # the whole line, or the prefix (``%time ``)
+    prefix: bool = False
+
+
+@dataclass(slots=True)
+class _Joined:
+    """The code cells as one module, and what was replaced to make it Python."""
+
+    lines: list[str] = field(default_factory=list)
+    magics: list[_Magic] = field(default_factory=list)
+    cells: list[tuple[int, int]] = field(default_factory=list)
+    shifts: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.lines)
+
+
+def read_notebook(data: bytes) -> Source | None:
+    """The Python code of a notebook as a ``Source``; None for another kernel's language."""
+    notebook = _load(data)
+    if notebook is None:
+        return None
+    joined = _join(notebook["cells"])
+    return Source(joined.text, "utf-8", data, CellMap(tuple(joined.cells), joined.shifts))
+
+
+def _load(data: bytes) -> dict[str, Any] | None:
     try:
-        data = path.read_bytes()
         notebook = json.loads(data)
-        cells = notebook["cells"]
-        language = notebook.get("metadata", {}).get("kernelspec", {}).get("language", "python")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return FileFix(check_path(path, display, options))  # reported as DEV900 there
-    if str(language).lower() != "python" or not isinstance(cells, list):
-        return FileFix(check_path(path, display, options))
-    magics: list[str] = []
-    unterminated: set[int] = set()  # cells whose source has no final newline
-    text = _joined(cells, magics, unterminated)
-    result = fix_text(text, display, options, mode.unsafe)
-    if result.text == text:
-        return FileFix(check_path(path, display, options))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise UnreadableSource(f"cannot read notebook: invalid JSON ({error})") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise UnreadableSource("cannot read notebook: no list of cells")
+    metadata = notebook.get("metadata")
+    kernel = metadata.get("kernelspec") if isinstance(metadata, dict) else None
+    language = kernel.get("language", "python") if isinstance(kernel, dict) else "python"
+    if isinstance(language, str) and language.lower() != "python":
+        return None
+    return notebook
+
+
+def _cell_text(cell: Any) -> str | None:
+    """The source of a code cell; None for any other cell."""
+    if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        return None
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _join(cells: list[Any]) -> _Joined:
+    joined = _Joined()
+    for index, cell in enumerate(cells):
+        text = _cell_text(cell)
+        if text is None:
+            continue
+        lines = split_lines(text)
+        magic = lines[0].strip() if lines else ""
+        if magic.startswith("%%") and _cell_magic_name(magic) not in _PYTHON_CELL_MAGICS:
+            continue  # another language in a Python notebook: neither checked nor edited
+        joined.lines.append(_CELL.format(index))
+        joined.cells.append((len(joined.lines) + 1, index + 1))
+        _add_cell(joined, lines)
+    return joined
+
+
+def _cell_magic_name(line: str) -> str:
+    return line[2:].split(maxsplit=1)[0] if len(line) > 2 else ""
+
+
+def _add_cell(joined: _Joined, lines: list[str]) -> None:
+    """Append one cell's lines, IPython syntax replaced where a statement starts."""
+    pending: list[str] = []  # the lines since the last point known to start a statement
+    for number, line in enumerate(lines):
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        if not _may_be_ipython(stripped, cell_magic=number == 0) or _inside_statement(pending):
+            joined.lines.append(line)
+            pending.append(line)
+            continue
+        pending = []
+        joined.magics.append(_Magic(line))
+        tag = _TAG.format(len(joined.magics) - 1)
+        timed = _TIMING_PREFIX.match(stripped)
+        body = stripped[timed.end() :] if timed else ""
+        if timed and not body.rstrip().endswith("\\"):
+            joined.magics[-1] = _Magic(stripped[: timed.end()], prefix=True)
+            joined.shifts[len(joined.lines) + 1] = timed.end()
+            joined.lines.append(indent + body + tag)
+            pending.append(indent + body)
+        else:
+            joined.lines.append(f"{indent}pass{tag}")
+
+
+def _may_be_ipython(stripped: str, cell_magic: bool) -> bool:
+    if stripped.startswith("%%"):
+        return cell_magic
+    if stripped.startswith(("%", "!")) or _MAGIC_ASSIGNMENT.match(stripped):
+        return True
+    return stripped.endswith("?") and not stripped.startswith("#")
+
+
+def _inside_statement(lines: list[str]) -> bool:
+    """Whether ``lines`` leave a statement open: a bracket, a string or a backslash."""
+    if not lines:
+        return False
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            pass
+    except tokenize.TokenError as error:
+        reason = str(error.args[0]) if error.args else ""
+        return "EOF" in reason or "unterminated triple-quoted" in reason
+    except SyntaxError:  # e.g. inconsistent dedent: the parse reports it
+        return False
+    return False
+
+
+# --------------------------------------------------------------------------- writing back
+
+
+def rewrite(data: bytes, fixed: str) -> bytes:
+    """The notebook ``data`` with its code cells replaced by those in ``fixed``.
+
+    ``fixed`` is the text of ``read_notebook(data)`` after fixes; ``NotWritable`` when
+    its cells or magics cannot be found again, or the JSON layout cannot be reproduced.
+    """
+    notebook = _load(data)
+    if notebook is None:
+        raise NotWritable("not a Python notebook")
     layout = _layout(notebook, data)
     if layout is None:
-        problem = f"{display}: cannot write the notebook back in its JSON layout; not fixed"
-        return FileFix(check_path(path, display, options), error=problem)
-    for number, source in _split(result.text, magics).items():
-        cell = cells[number]
-        if number in unterminated and source.endswith("\n"):
+        raise NotWritable("cannot write the notebook back in its JSON layout; not fixed")
+    joined = _join(notebook["cells"])
+    cells = notebook["cells"]
+    for index, source in _split(fixed, joined.magics).items():
+        cell = cells[index]
+        old = _cell_text(cell) or ""
+        if not old.endswith("\n") and source.endswith("\n"):
             source = source[:-1]
-        lines = source.splitlines(keepends=True)
-        cell["source"] = lines if isinstance(cell.get("source"), list) else source
-    new_data = _dump(notebook, layout).encode("utf-8")
-    outcome = FileFix([], result.applied)
-    outcome.diff = unified_diff(data.decode("utf-8"), new_data.decode("utf-8"), display)
-    if mode.write:
-        try:
-            write_atomically(path, new_data, data)
-        except (OSError, ChangedOnDisk) as error:
-            return FileFix(check_path(path, display, options), error=str(error))
-    outcome.diagnostics = check_path(path, display, options) if mode.write else result.diagnostics
-    return outcome
-
-
-def _joined(cells: list[Any], magics: list[str], unterminated: set[int]) -> str:
-    """The code cells as one module, each after its marker line (cell magics left out)."""
-    parts = []
-    for index, cell in enumerate(cells):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        if source == old:
             continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else str(source)
-        if text.lstrip().startswith("%%"):
-            continue  # another language in a Python notebook: never edited
-        lines = []
-        for line in code_lines(text):
-            stripped = line.lstrip()
-            if stripped.startswith(("%", "!")) or stripped.endswith("?"):
-                magics.append(line)
-                indent = line[: len(line) - len(stripped)]
-                line = f"{indent}pass  # devlint-magic: {len(magics) - 1}"
-            lines.append(line)
-        if not text.endswith("\n"):
-            unterminated.add(index)
-        parts.append(_CELL.format(index) + "\n" + "\n".join(lines) + "\n")
-    return "".join(parts)
+        lines = split_lines(source, keepends=True)
+        cell["source"] = lines if isinstance(cell.get("source"), list) else source
+    return _dump(notebook, layout).encode("utf-8")
 
 
-def _split(text: str, magics: list[str]) -> dict[int, str]:
-    """Cell index -> its fixed source, magics restored."""
+def _split(text: str, magics: list[_Magic]) -> dict[int, str]:
+    """Cell index -> its fixed source, IPython syntax restored."""
     pieces = _CELL_LINE.split(text)
-    cells = {}
-    for number, body in zip(pieces[1::2], pieces[2::2], strict=True):
-        body = _MAGIC_LINE.sub(lambda m: magics[int(m[2])], body)
-        cells[int(number)] = body
+    restored: set[int] = set()
+
+    def restore(match: re.Match[str]) -> str:
+        number = int(match[3])
+        if number >= len(magics) or number in restored:
+            raise NotWritable(f"a fix moved IPython syntax it cannot restore: {match[0]!r}")
+        restored.add(number)
+        magic = magics[number]
+        return match[1] + magic.original + match[2] if magic.prefix else magic.original
+
+    cells = {int(number): _TAGGED.sub(restore, body) for number, body in _cells(pieces)}
+    if len(restored) != len(magics):
+        raise NotWritable("a fix removed IPython syntax (a magic or shell line)")
     return cells
+
+
+def _cells(pieces: list[str]) -> list[tuple[str, str]]:
+    if pieces[0].strip():  # text before the first marker: a fix moved it
+        raise NotWritable("a fix moved code out of the notebook's cells")
+    return list(zip(pieces[1::2], pieces[2::2], strict=True))
 
 
 def _layout(notebook: Any, data: bytes) -> tuple[int | None, bool, str] | None:
@@ -114,3 +229,21 @@ def _layout(notebook: Any, data: bytes) -> tuple[int | None, bool, str] | None:
 def _dump(notebook: Any, layout: tuple[int | None, bool, str]) -> str:
     indent, ensure_ascii, end = layout
     return json.dumps(notebook, indent=indent, ensure_ascii=ensure_ascii) + end
+
+
+def cell_diff(before: bytes, after: bytes, display: str) -> str:
+    """A unified diff of each code cell whose source changed, as ruff prints for notebooks."""
+    old_cells, new_cells = json.loads(before)["cells"], json.loads(after)["cells"]
+    parts: list[str] = []
+    for number, (old, new) in enumerate(zip(old_cells, new_cells, strict=True), start=1):
+        old_text, new_text = _cell_text(old), _cell_text(new)
+        if old_text is None or new_text is None or old_text == new_text:
+            continue
+        name = f"{display}:cell {number}"
+        # Cells rarely end with a line break: compare them as lines, as ruff and black do.
+        parts.append(unified_diff(_ended(old_text), _ended(new_text), name, name))
+    return "".join(parts)
+
+
+def _ended(text: str) -> str:
+    return text if not text or text.endswith(("\n", "\r")) else text + "\n"

@@ -1,4 +1,8 @@
-"""Checking many files: in parallel worker processes, with progress on a terminal."""
+"""Linting many files: in parallel worker processes, with the cache and progress on a terminal.
+
+The work for one file is a function the caller passes (``api.lint_task``): the runner
+knows nothing of checking or fixing beyond which results may be cached.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from devlint.cache import ResultCache
-from devlint.diagnostics import Diagnostic
-from devlint.engine import CheckOptions, check_path
+from devlint.diagnostics import FileResult, FixMode
+from devlint.engine import CheckOptions
 
-if TYPE_CHECKING:  # rich and fixing are imported only when used
+if TYPE_CHECKING:  # rich is imported only when a progress bar is shown
     from rich.console import Console
     from rich.progress import Progress
-
-    from devlint.fixing import FileFix, FixMode
 
 # Below this many files per worker, starting processes costs more than it saves.
 MIN_FILES_PER_JOB = 8
@@ -43,45 +45,49 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+Work = Callable[[FileTask], FileResult]
+
+
 def run_files(
-    tasks: Sequence[FileTask], jobs: int, show_progress: bool
-) -> list[FileFix | list[Diagnostic]]:
-    """Check (or fix) every file, in parallel; one outcome per task, in order.
+    tasks: Sequence[FileTask], work: Work, jobs: int, show_progress: bool
+) -> list[FileResult]:
+    """Do ``work`` on every file, in parallel; one result per task, in order.
 
     Results found in the cache are read here; only the other files go to the workers,
     biggest first (the last chunks are then the shortest, and no worker is left alone
     with a big chunk at the end).
     """
-    outcomes: list[FileFix | list[Diagnostic] | None] = [None] * len(tasks)
+    outcomes: list[FileResult | None] = [None] * len(tasks)
     jobs_left: list[tuple[int, _Job]] = []
     for index, task in enumerate(tasks):
         cache_key = _cache_key(task)
         found = _load(task, cache_key)
         if found is None:
-            jobs_left.append((index, _Job(task, cache_key)))
+            jobs_left.append((index, _Job(task, work, cache_key)))
         else:
             outcomes[index] = found
     serial = jobs <= 1 or len(jobs_left) < MIN_FILES_PER_JOB * 2
     if not serial:
         jobs_left.sort(key=lambda item: _size(item[1].task), reverse=True)
     chunks = [jobs_left[i : i + CHUNK_SIZE] for i in range(0, len(jobs_left), CHUNK_SIZE)]
-    work = [[job for _, job in chunk] for chunk in chunks]
+    batches = [[job for _, job in chunk] for chunk in chunks]
     with _progress(len(tasks), show_progress and len(tasks) >= PROGRESS_THRESHOLD) as advance:
         advance(len(tasks) - len(jobs_left))
         if serial:
             with _frozen():
-                _collect(chunks, map(_check_chunk, work), outcomes, advance)
+                _collect(chunks, map(_check_chunk, batches), outcomes, advance)
         else:
             from concurrent.futures import ProcessPoolExecutor  # only when used
 
             with ProcessPoolExecutor(max_workers=jobs, initializer=_freeze_inherited) as pool:
-                _collect(chunks, pool.map(_check_chunk, work), outcomes, advance)
+                _collect(chunks, pool.map(_check_chunk, batches), outcomes, advance)
     return [outcome for outcome in outcomes if outcome is not None]
 
 
 @dataclass(frozen=True, slots=True)
 class _Job:
     task: FileTask
+    work: Work
     cache_key: str | None  # where to store the result; None: not cached
 
 
@@ -105,10 +111,11 @@ def _cache_key(task: FileTask) -> str | None:
     return ResultCache.key(data, task.display, settings)
 
 
-def _load(task: FileTask, cache_key: str | None) -> list[Diagnostic] | None:
+def _load(task: FileTask, cache_key: str | None) -> FileResult | None:
     if task.cache_dir is None or cache_key is None:
         return None
-    return ResultCache(task.cache_dir).load(cache_key)
+    found = ResultCache(task.cache_dir).load(cache_key)
+    return None if found is None else FileResult(found)
 
 
 def _size(task: FileTask) -> int:
@@ -120,8 +127,8 @@ def _size(task: FileTask) -> int:
 
 def _collect(
     chunks: Sequence[Sequence[tuple[int, _Job]]],
-    done: Iterator[list[FileFix | list[Diagnostic]]],
-    outcomes: list[FileFix | list[Diagnostic] | None],
+    done: Iterator[list[FileResult]],
+    outcomes: list[FileResult | None],
     advance: Callable[[int], None],
 ) -> None:
     """Put each chunk's outcomes at their tasks' places, as they arrive."""
@@ -131,11 +138,11 @@ def _collect(
         advance(len(chunk))
 
 
-def _check_chunk(jobs: Sequence[_Job]) -> list[FileFix | list[Diagnostic]]:
+def _check_chunk(jobs: Sequence[_Job]) -> list[FileResult]:
     return [_check_one(job) for job in jobs]
 
 
-def _check_one(job: _Job) -> FileFix | list[Diagnostic]:
+def _check_one(job: _Job) -> FileResult:
     """One file, with the cycle collector paused, then one collection.
 
     libcst builds a large tree per file, and reference counting frees it whole; left
@@ -146,31 +153,15 @@ def _check_one(job: _Job) -> FileFix | list[Diagnostic]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        if task.fix:
-            return _fix(task, task.fix)
-        found = check_path(task.path, task.display, task.options)
+        result = job.work(task)
         if task.cache_dir is not None and job.cache_key is not None:
-            ResultCache(task.cache_dir).store(job.cache_key, found)
-        return found
+            ResultCache(task.cache_dir).store(job.cache_key, result.diagnostics)
+        return result
     finally:
         if enabled:
             gc.enable()
             # Only the objects made since the pause: the cycles the check left (cheap).
             gc.collect(0)
-
-
-def _fix(task: FileTask, mode: FixMode) -> FileFix:
-    from devlint.fixing import fix_path  # only when fixing
-
-    return fix_path(task.path, task.display, task.options, mode)
-
-
-def check_files(tasks: Sequence[FileTask], jobs: int, show_progress: bool) -> list[Diagnostic]:
-    """Check every file; the result is sorted by path, line and column."""
-    results: list[Diagnostic] = []
-    for outcome in run_files(tasks, jobs, show_progress):
-        results.extend(outcome if isinstance(outcome, list) else outcome.diagnostics)
-    return sorted(results, key=Diagnostic.sort_key)
 
 
 def _freeze_inherited() -> None:

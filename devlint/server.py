@@ -10,7 +10,6 @@ command runs, so ``check`` never imports pygls.
 from __future__ import annotations
 
 import logging
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,20 +18,12 @@ from pathlib import Path
 import click
 
 from devlint import __version__
-from devlint.config import (
-    ConfigError,
-    FileConfig,
-    check_codes,
-    codes_for_file,
-    find_config,
-    load_config,
-    resolve_codes,
-)
-from devlint.diagnostics import Diagnostic, Location
-from devlint.engine import CheckOptions, check_text
-from devlint.fixing import fix_text
-from devlint.noqa import ENGINE_CODES, UNUSED_NOQA, Directive, _rows_continued, line_directives
-from devlint.rule import all_rules
+from devlint.api import Settings, lint_source, load_settings
+from devlint.config import ConfigError, find_config
+from devlint.diagnostics import Diagnostic, FixMode, Location
+from devlint.engine import CheckOptions
+from devlint.noqa import ENGINE_CODES, UNUSED_NOQA, Directive, line_directives, rows_continued
+from devlint.source import LINE_BREAK, Source, split_lines
 
 try:
     from lsprotocol import types
@@ -47,7 +38,6 @@ PYGLS_MISSING = "error: devlint server needs pygls: pip install 'devlint[lsp]'"
 SOURCE = "devlint"
 FIX_ALL_KIND = "source.fixAll.devlint"
 QUICK_FIX_KIND = "quickfix"
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 logger = logging.getLogger(__name__)
 
@@ -64,9 +54,12 @@ def server() -> None:
 # --------------------------------------------------------------------------- positions
 
 
-def split_lines(text: str) -> list[str]:
-    """The document's lines as LSP counts them (``\\n``, ``\\r\\n`` and ``\\r`` end a line)."""
-    return _LINE_BREAK.split(text)
+def lsp_lines(text: str) -> list[str]:
+    """The document's lines as LSP counts them (``\\n``, ``\\r\\n`` and ``\\r`` end a line).
+
+    Unlike ``source.split_lines``, a final line break is followed by an empty last line.
+    """
+    return LINE_BREAK.split(text)
 
 
 def code_units(text: str, encoding: str = "utf-16") -> int:
@@ -121,8 +114,8 @@ class SettingsCache:
     """Each document's settings from its nearest config file, re-read when the file changes."""
 
     def __init__(self) -> None:
-        # config file (None: there is none) -> (its mtime and size, what it says, codes on)
-        self.configs: dict[Path | None, tuple[tuple[int, int], FileConfig, frozenset[str]]] = {}
+        # config file (None: there is none) -> (its mtime and size, its settings)
+        self.configs: dict[Path | None, tuple[tuple[int, int], Settings]] = {}
         self.reported: set[str] = set()
 
     def options_for(self, path: Path) -> CheckOptions:
@@ -134,21 +127,8 @@ class SettingsCache:
             stamp = (status.st_mtime_ns, status.st_size)
         cached = self.configs.get(config_file)
         if cached is None or cached[0] != stamp:
-            config = load_config(config_file)
-            rules = all_rules()
-            enabled = resolve_codes(
-                config.select,
-                config.extend_select,
-                config.ignore,
-                known=list(rules),
-                default_on=[code for code, rule in rules.items() if rule.default],
-            )
-            for ignored in config.per_file_ignores.values():
-                check_codes(ignored, list(rules), "per-file-ignores")
-            cached = self.configs[config_file] = (stamp, config, enabled)
-        _, config, enabled = cached
-        codes = codes_for_file(path, config.root, config.per_file_ignores, enabled)
-        return CheckOptions(codes, config.guard_functions, config.accelerator_api)
+            cached = self.configs[config_file] = (stamp, load_settings(config_file))
+        return cached[1].options_for(path)
 
     def first_report(self, message: str) -> bool:
         """True the first time ``message`` is seen: a broken config is shown once."""
@@ -189,9 +169,9 @@ def code_actions(
     encoding: str = "utf-16",
 ) -> list[types.CodeAction]:
     """Quick fixes for the diagnostics that touch the ``wanted`` range, then fix-all."""
-    lines = split_lines(document.text)
+    lines = lsp_lines(document.text)
     # Rows where a comment cannot go (None: the text does not tokenize) and noqa directives.
-    blocked = _rows_continued(document.text)
+    blocked = rows_continued(document.text)
     directives = line_directives(document.text)
     actions: list[types.CodeAction] = []
     for diagnostic in document.diagnostics:
@@ -260,14 +240,16 @@ def noqa_edit(
 
 def fix_all(document: CheckedDocument) -> str:
     """The document with every safe fix applied, as ``devlint --fix`` would write it."""
-    return fix_text(document.text, str(document.path), document.options, unsafe=False).text
+    source, display = Source(document.text), str(document.path)
+    fixed = lint_source(source, display, document.options, FixMode(write=False)).fixed
+    return document.text if fixed is None else fixed.decode(source.encoding)
 
 
 def replacement_edit(old: str, new: str, encoding: str = "utf-16") -> types.TextEdit | None:
     """One TextEdit turning ``old`` into ``new``, spanning only the lines that differ."""
     if old == new:
         return None
-    old_lines, new_lines = _lsp_lines(old), _lsp_lines(new)
+    old_lines, new_lines = split_lines(old, keepends=True), split_lines(new, keepends=True)
     head = 0
     while head < min(len(old_lines), len(new_lines)) and old_lines[head] == new_lines[head]:
         head += 1
@@ -277,7 +259,7 @@ def replacement_edit(old: str, new: str, encoding: str = "utf-16") -> types.Text
         and old_lines[-1 - tail] == new_lines[-1 - tail]
     ):
         tail += 1
-    lines = split_lines(old)
+    lines = lsp_lines(old)
     start = types.Position(line=head, character=0)
     end_line = len(old_lines) - tail
     if end_line < len(lines):
@@ -288,11 +270,6 @@ def replacement_edit(old: str, new: str, encoding: str = "utf-16") -> types.Text
         range=types.Range(start=start, end=end),
         new_text="".join(new_lines[head : len(new_lines) - tail]),
     )
-
-
-def _lsp_lines(text: str) -> list[str]:
-    """``text`` cut after each LSP line break, keeping the breaks."""
-    return [line for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text) if line]
 
 
 def _touches(diagnostic_range: types.Range, wanted: types.Range) -> bool:
@@ -340,7 +317,9 @@ def create_server() -> LanguageServer:
             return None
         if previous is not None and previous.text == text and previous.options == options:
             return previous
-        document = CheckedDocument(path, text, options, check_text(text, str(path), options))
+        document = CheckedDocument(
+            path, text, options, lint_source(Source(text), str(path), options).diagnostics
+        )
         checked[uri] = document
         return document
 
@@ -351,7 +330,7 @@ def create_server() -> LanguageServer:
             document = check(uri)
             diagnostics = []
             if document is not None:  # None: the config is broken (shown once); clear
-                lines = split_lines(document.text)
+                lines = lsp_lines(document.text)
                 diagnostics = [
                     to_lsp_diagnostic(d, lines, encoding()) for d in document.diagnostics
                 ]

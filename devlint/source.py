@@ -1,15 +1,22 @@
-"""Reading user files: bytes to text without losing the encoding, and back."""
+"""Reading user files: bytes to text without losing the encoding, lines, and back.
+
+A ``Source`` is what the rest of devlint analyses: the Python text of a file (or of a
+notebook's code cells), the encoding to write it back with, and, for notebooks, the map
+from rows of that text to cells. Every split of text into lines uses ``LINE_BREAK``.
+"""
 
 from __future__ import annotations
 
+import difflib
 import io
-import json
 import os
 import re
 import tempfile
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from devlint.diagnostics import Diagnostic, Location
 
 
 class UnreadableSource(Exception):
@@ -54,15 +61,50 @@ def _reason(error: Exception) -> str:
     return str(error).splitlines()[0]
 
 
-@dataclass(frozen=True, slots=True)
-class NotebookText:
-    """The code cells of a notebook joined into one module, and where each cell starts."""
+# Python's line breaks: str.splitlines() also splits on form feeds, \x1c-\x1e, \x85, \u2028.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
-    text: str
-    cells: tuple[tuple[int, int], ...]  # (first row of the cell in ``text``, cell number)
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """``text.splitlines(keepends)`` at Python's line breaks only (not at form feeds, ...)."""
+    if keepends:
+        return [line for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text) if line]
+    lines = LINE_BREAK.split(text)
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def unified_diff(before: str, after: str, fromfile: str, tofile: str) -> str:
+    """The change from ``before`` to ``after`` as ``diff -u`` prints it."""
+    lines = difflib.unified_diff(
+        split_lines(before, keepends=True),
+        split_lines(after, keepends=True),
+        fromfile=fromfile,
+        tofile=tofile,
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset of each 1-based row's start (index 0 unused), plus the end of ``text``."""
+    starts = [0, 0, *(match.end() for match in LINE_BREAK.finditer(text))]
+    if starts[-1] < len(text):
+        starts.append(len(text))
+    return starts
+
+
+@dataclass(frozen=True, slots=True)
+class CellMap:
+    """Where each row of a notebook's joined code comes from."""
+
+    cells: tuple[tuple[int, int], ...]  # (first row of the cell in the text, cell number)
+    shifts: dict[int, int] = field(default_factory=dict)  # row -> columns cut off its start
 
     def locate(self, row: int) -> tuple[int, int]:
-        """A row of ``text`` -> (cell number, row within that cell), both 1-based."""
+        """A row of the text -> (cell number, row within that cell), both 1-based."""
         cell, first = 1, 1
         for start, number in self.cells:
             if start > row:
@@ -70,46 +112,41 @@ class NotebookText:
             cell, first = number, start
         return cell, row - first + 1
 
+    def place(self, diagnostic: Diagnostic) -> Diagnostic:
+        """``diagnostic`` with its rows and columns in its cell's own terms."""
+        cell, row = self.locate(diagnostic.start.row)
+        _, end_row = self.locate(diagnostic.end.row)
+        start_shift = self.shifts.get(diagnostic.start.row, 0)
+        end_shift = self.shifts.get(diagnostic.end.row, 0)
+        return replace(
+            diagnostic,
+            cell=cell,
+            start=Location(row, diagnostic.start.column + start_shift),
+            end=Location(end_row, diagnostic.end.column + end_shift),
+            noqa_row=row,
+        )
 
-def code_lines(text: str) -> list[str]:
-    """``text.splitlines()`` at Python's line breaks only (not at form feeds, \\u2028, ...)."""
-    lines = re.split(r"\r\n|\r|\n", text)
-    if len(lines) > 1 and not lines[-1]:
-        lines.pop()
-    return lines
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """The Python code devlint analyses, and how to write a changed version back."""
+
+    text: str
+    encoding: str = "utf-8"
+    data: bytes | None = None  # the bytes it was read from (None: given as text)
+    cells: CellMap | None = None  # a notebook's code cells; None for a Python file
+
+    def place(self, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+        """Diagnostics on ``text`` as the user sees the file (notebook cells)."""
+        if self.cells is None:
+            return diagnostics
+        return [self.cells.place(diagnostic) for diagnostic in diagnostics]
 
 
-def read_notebook(path: Path) -> NotebookText | None:
-    """The Python code of a notebook (magics blanked out); None for other kernels."""
-    try:
-        data = json.loads(path.read_bytes())
-    except OSError as error:
-        raise UnreadableSource(f"cannot read file: {error.strerror or error}") from None
-    except (ValueError, UnicodeDecodeError) as error:
-        raise UnreadableSource(f"cannot read notebook: invalid JSON ({error})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise UnreadableSource("cannot read notebook: no list of cells")
-    language = (data.get("metadata") or {}).get("kernelspec", {}).get("language", "python")
-    if isinstance(language, str) and language.lower() != "python":
-        return None
-    lines: list[str] = []
-    cells: list[tuple[int, int]] = []
-    for number, cell in enumerate(data["cells"], start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else str(source)
-        cells.append((len(lines) + 1, number))
-        cell_lines = code_lines(text)
-        is_cell_magic = cell_lines[0].lstrip().startswith("%%")
-        for line in cell_lines:
-            stripped = line.lstrip()
-            if is_cell_magic:
-                line = ""
-            elif stripped.startswith(("%", "!")) or stripped.endswith("?"):
-                line = line[: len(line) - len(stripped)] + "pass"
-            lines.append(line)
-    return NotebookText("\n".join(lines) + "\n", tuple(cells))
+def decode_source(data: bytes) -> Source:
+    """A Python file's bytes as a ``Source``; ``UnreadableSource`` when undecodable."""
+    decoded = decode(data)
+    return Source(decoded.text, decoded.encoding, data)
 
 
 class ChangedOnDisk(Exception):

@@ -8,7 +8,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from devlint.engine import CheckOptions, check_path, check_text, unvalidated_nodes
+from devlint.api import lint_path
+from devlint.engine import CheckOptions, check_text, unvalidated_nodes
 from devlint.rule import all_rules
 
 ALL = CheckOptions(frozenset(all_rules()) - {"DEV015"})  # unused noqa: tests/test_noqa.py
@@ -82,7 +83,7 @@ def test_python2_print_is_dev901() -> None:
 def test_undecodable_file_is_dev900(tmp_path: Path) -> None:
     path = tmp_path / "latin.py"
     path.write_bytes(b"name = '\xe9t\xe9'\n")
-    [diagnostic] = check_path(path, str(path), ALL)
+    [diagnostic] = lint_path(path, str(path), ALL).diagnostics
     assert diagnostic.code == "DEV900"
     assert "utf-8" in diagnostic.message
 
@@ -92,14 +93,16 @@ def test_coding_cookie_and_bom_are_honoured(tmp_path: Path) -> None:
     latin.write_bytes(
         b"# -*- coding: latin-1 -*-\nimport torch\nx = torch.zeros(1).cuda()  # \xe9\n"
     )
-    assert [d.code for d in check_path(latin, "latin.py", ALL)] == ["DEV003"]
+    assert [d.code for d in lint_path(latin, "latin.py", ALL).diagnostics] == ["DEV003"]
     bom = tmp_path / "bom.py"
     bom.write_bytes(b"\xef\xbb\xbfimport torch\nx = torch.zeros(1).cuda()\n")
-    assert [(d.code, d.start.row) for d in check_path(bom, "bom.py", ALL)] == [("DEV003", 2)]
+    assert [(d.code, d.start.row) for d in lint_path(bom, "bom.py", ALL).diagnostics] == [
+        ("DEV003", 2)
+    ]
 
 
 def test_missing_file_is_dev900(tmp_path: Path) -> None:
-    [diagnostic] = check_path(tmp_path / "gone.py", "gone.py", ALL)
+    [diagnostic] = lint_path(tmp_path / "gone.py", "gone.py", ALL).diagnostics
     assert diagnostic.code == "DEV900"
 
 
@@ -143,12 +146,12 @@ def test_notebook_diagnostics_name_the_cell(tmp_path: Path) -> None:
             ]
         )
     )
-    [diagnostic] = check_path(path, "nb.ipynb", ALL)
+    [diagnostic] = lint_path(path, "nb.ipynb", ALL).diagnostics
     assert (diagnostic.code, diagnostic.cell, diagnostic.start.row) == ("DEV003", 3, 2)
 
 
 def test_broken_notebook_is_dev900(tmp_path: Path) -> None:
     path = tmp_path / "nb.ipynb"
     path.write_text("{not json")
-    [diagnostic] = check_path(path, "nb.ipynb", ALL)
+    [diagnostic] = lint_path(path, "nb.ipynb", ALL).diagnostics
     assert diagnostic.code == "DEV900"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from devlint.api import fix_fixture
 from devlint.engine import CheckOptions, check_text
-from devlint.fixing import fix_source
 from devlint.rule import all_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -81,7 +81,7 @@ def golden_of(path: Path) -> Path:
 def test_fix_output_equals_golden_file(path: Path) -> None:
     golden = golden_of(path)
     assert golden.is_file(), f"missing golden file {golden.name}"
-    fixed = fix_source(path.read_text(encoding="utf-8"), path)
+    fixed = fix_fixture(path.read_text(encoding="utf-8"), path)
     assert fixed == golden.read_text(encoding="utf-8")
 
 
@@ -91,7 +91,7 @@ def test_golden_file_is_fixed_for_good(path: Path) -> None:
     golden = golden_of(path)
     text = golden.read_text(encoding="utf-8")
     ast.parse(text)
-    assert fix_source(text, golden) == text
+    assert fix_fixture(text, golden) == text
     codes = DEFAULT_CODES | {path.parent.name}
     left = [d for d in check_text(text, str(golden), CheckOptions(codes)) if d.fix is not None]
     assert not left, [f"{d.start.row}: {d.code} {d.message}" for d in left]

@@ -45,8 +45,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from devlint.engine import CheckOptions, check_path, check_text
-from devlint.fixing import FixMode, fix_path, fix_text
+from devlint.api import FixMode, lint_path
+from devlint.engine import CheckOptions, check_text
+from devlint.fixing import fix_text
 from devlint.rule import all_rules
 
 settings.register_profile(
@@ -522,14 +523,14 @@ def test_mutated_notebooks_fix_cleanly(source: str, data: st.DataObject) -> None
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "nb.ipynb"
         path.write_text(before, encoding="utf-8")
-        first = fix_path(path, "nb.ipynb", EVERYTHING, FixMode(unsafe=True))
+        first = lint_path(path, "nb.ipynb", EVERYTHING, FixMode(unsafe=True))
         assert first.error is None
         assert all(d.code in KNOWN and d.code != "DEV902" for d in first.diagnostics)
         once = path.read_bytes()
         fixed = json.loads(once)
         if not first.applied:
             assert once.decode("utf-8") == before
-        second = fix_path(path, "nb.ipynb", EVERYTHING, FixMode(unsafe=True))
+        second = lint_path(path, "nb.ipynb", EVERYTHING, FixMode(unsafe=True))
         assert not second.applied and path.read_bytes() == once, "notebook fix not idempotent"
     assert len(fixed["cells"]) == len(notebook["cells"])
     for old, new in zip(notebook["cells"], fixed["cells"], strict=True):
@@ -624,9 +625,9 @@ def test_form_feed_in_a_notebook_cell_stays_in_its_comment(tmp_path: Path) -> No
     }
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(notebook, indent=1) + "\n", encoding="utf-8")
-    found = check_path(path, "nb.ipynb", DEFAULTS)
+    found = lint_path(path, "nb.ipynb", DEFAULTS).diagnostics
     assert [(d.code, d.cell, d.start.row) for d in found] == [("DEV003", 1, 3)]
-    result = fix_path(path, "nb.ipynb", DEFAULTS, FixMode())
+    result = lint_path(path, "nb.ipynb", DEFAULTS, FixMode())
     assert result.applied == {"DEV003": 1}
     source = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
     assert "# page\x0cbreak\n" in source

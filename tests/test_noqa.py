@@ -12,17 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from devlint.api import lint_path
 from devlint.diagnostics import Diagnostic
-from devlint.engine import CheckOptions, check_path, check_text
+from devlint.engine import CheckOptions, check_text
 from devlint.fixing import apply_fixes
 from devlint.noqa import (
     INVALID_CODE_SUFFIX,
     INVALID_SUFFIX,
     MISSING_CODES,
     line_directives,
-    split_lines,
 )
 from devlint.rule import all_rules
+from devlint.source import split_lines
 
 DEFAULT = frozenset(code for code, rule in all_rules().items() if rule.default)
 WITH_UNUSED = CheckOptions(DEFAULT | {"DEV015"})
@@ -107,7 +108,7 @@ def test_invalid_directive_in_a_notebook_names_the_cell(
     path = tmp_path / "nb.ipynb"
     _notebook(path, ["import torch\n", f"{CLEAN}\n{CUDA}  # noqa: move later"])
     with caplog.at_level(logging.WARNING, logger="devlint"):
-        found = [(d.code, d.cell, d.start.row) for d in check_path(path, "nb.ipynb", WITH_UNUSED)]
+        found = [(d.code, d.cell, d.start.row) for d in lint_path(path, "nb.ipynb", WITH_UNUSED).diagnostics]
     assert found == [("DEV003", 2, 2)]
     assert caplog.messages == [f"Invalid `# noqa` directive on nb.ipynb:cell 2:2: {MISSING_CODES}"]
 
@@ -125,7 +126,7 @@ def test_a_directive_in_a_string_suppresses_nothing() -> None:
 
 def test_lines_are_counted_as_python_counts_them() -> None:
     # str.splitlines() also breaks at form feeds, which shifted every later directive.
-    assert split_lines("a\x0cb\r\nc\rd\ne") == ["a\x0cb\r\n", "c\r", "d\n", "e"]
+    assert split_lines("a\x0cb\r\nc\rd\ne", keepends=True) == ["a\x0cb\r\n", "c\r", "d\n", "e"]
     assert found(f"\x0c\n{CUDA}  # noqa: DEV003\n") == []
 
 
@@ -248,7 +249,9 @@ def test_unused_noqa_in_notebooks_names_the_cell(tmp_path: Path) -> None:
             f"{CUDA}\n{CLEAN}  # noqa: DEV003",
         ],
     )
-    found = [(d.code, d.cell, d.start.row) for d in check_path(path, "nb.ipynb", WITH_UNUSED)]
+    found = [
+        (d.code, d.cell, d.start.row) for d in lint_path(path, "nb.ipynb", WITH_UNUSED).diagnostics
+    ]
     assert found == [("DEV003", 2, 1), ("DEV015", 2, 2)]
 
 

@@ -26,9 +26,9 @@ from devlint.server import (
     SettingsCache,
     code_actions,
     code_units,
+    lsp_lines,
     noqa_edit,
     replacement_edit,
-    split_lines,
     to_lsp_diagnostic,
     to_position,
 )
@@ -42,7 +42,7 @@ FIXED = 'import torch\nx = torch.zeros(3)\nprint("😋", x.numpy())\n'
 
 
 def test_positions_count_utf16_code_units_beyond_the_bmp() -> None:
-    lines = split_lines('a = 1\r\nprint("😋", x.numpy())\rz\n')
+    lines = lsp_lines('a = 1\r\nprint("😋", x.numpy())\rz\n')
     assert lines == ["a = 1", 'print("😋", x.numpy())', "z", ""]
     numpy_call = Location(2, 12)  # 1-based, in Python characters: `x` after the emoji
     assert to_position(lines, numpy_call) == types.Position(line=1, character=12)
@@ -261,7 +261,7 @@ def client(tmp_path: Path) -> Any:
 
 
 def _whole(text: str) -> dict[str, Any]:
-    last = len(split_lines(text)) - 1
+    last = len(lsp_lines(text)) - 1
     return {"start": {"line": 0, "character": 0}, "end": {"line": last, "character": 0}}
 
 

@@ -127,14 +127,14 @@ Fixer = Callable[[str, Path], str]
 
 
 def live_fixer() -> Fixer | None:
-    """devlint's ``fix_source(source, path) -> str``, or None while fixing does not exist."""
+    """devlint's ``api.fix_fixture(source, path) -> str``, or None where it is missing."""
     try:
-        module = importlib.import_module("devlint.fixing")
+        module = importlib.import_module("devlint.api")
     except ModuleNotFoundError as error:
-        if error.name in ("devlint.fixing", "devlint"):
+        if error.name in ("devlint.api", "devlint"):
             return None
         raise
-    fix = getattr(module, "fix_source", None)
+    fix = getattr(module, "fix_fixture", None)
     return fix if callable(fix) else None
 
 

@@ -155,7 +155,7 @@ def header_lines(report: VerifyReport) -> list[str]:
 def footer_lines(report: VerifyReport) -> list[str]:
     lines = []
     if report.plan.live_fix != "available":
-        lines.append("live fix: not available (devlint.fixing.fix_source does not exist yet)")
+        lines.append("live fix: not available (devlint.api.fix_fixture is missing)")
     if any(column.emulated for column in report.columns):
         lines.append(
             "cuda (emulated): no CUDA device here; CUDA placements were mapped to the meta "

@@ -139,15 +139,15 @@ def test_fixtures_inside_a_zip_are_copied_out(tmp_path: Path) -> None:
     assert rule.problems == []
 
 
-def test_live_fix_is_not_available_until_devlint_fixing_exists(
+def test_live_fix_is_not_available_without_the_api(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     program = tmp_path / "bad_x.py"
     program.write_text("x.cuda()\n")
-    monkeypatch.setitem(sys.modules, "devlint.fixing", None)
+    monkeypatch.setitem(sys.modules, "devlint.api", None)
     assert live_fixer() is None
     assert fixed_source(program) is None
-    module = types.ModuleType("devlint.fixing")
-    module.fix_source = lambda source, path: source.replace(".cuda()", ".to(device)")  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "devlint.fixing", module)
+    module = types.ModuleType("devlint.api")
+    module.fix_fixture = lambda source, path: source.replace(".cuda()", ".to(device)")  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "devlint.api", module)
     assert fixed_source(program) == "x.to(device)\n"

@@ -1,0 +1,313 @@
+"""The one pipeline: settings, then check, fix or diff, for a text, a file or many files.
+
+The command line, the language server, ``devlint verify`` and the parallel runner's
+workers all call this module: settings are resolved once (``Settings``), a file becomes a
+``Source`` (decoding, notebook cells), the engine checks it, fixing applies fixes to a
+fixpoint, and the result is a ``FileResult`` (diagnostics, fixes applied, diff, the bytes
+to write). Only ``lint_path`` and ``lint`` touch the file system.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from devlint.cache import DEFAULT_DIRECTORY
+from devlint.config import (
+    FileConfig,
+    check_codes,
+    codes_for_file,
+    find_config,
+    load_config,
+    resolve_codes,
+)
+from devlint.diagnostics import Diagnostic, FileResult, FixMode
+from devlint.discovery import discover
+from devlint.engine import CheckOptions, check_text, unreadable
+from devlint.fixing import fix_text
+from devlint.notebooks import NotWritable, cell_diff, read_notebook, rewrite
+from devlint.rule import all_rules
+from devlint.runner import FileTask, default_jobs, run_files
+from devlint.source import (
+    ChangedOnDisk,
+    Source,
+    UnreadableSource,
+    decode_source,
+    unified_diff,
+    write_atomically,
+)
+
+__all__ = [
+    "FileResult",
+    "FixMode",
+    "LintOutcome",
+    "LintRequest",
+    "Overrides",
+    "Settings",
+    "fix_fixture",
+    "lint",
+    "lint_path",
+    "lint_source",
+    "lint_text",
+    "load_settings",
+    "read",
+]
+
+
+class UsageError(Exception):
+    """The request cannot be carried out as given (one line for the user)."""
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says on top of the configuration file."""
+
+    select: tuple[str, ...] = ()  # replaces the configured selection when given
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The configuration and the rules it enables, resolved once for a whole run."""
+
+    config: FileConfig
+    enabled: frozenset[str]
+
+    @classmethod
+    def resolve(cls, config: FileConfig, overrides: Overrides = Overrides()) -> Settings:
+        """``config`` merged with ``overrides``; a ConfigError for an unknown code."""
+        rules = all_rules()
+        select = _split(overrides.select) if overrides.select else config.select
+        enabled = resolve_codes(
+            select,
+            tuple(config.extend_select) + _split(overrides.extend_select),
+            tuple(config.ignore) + _split(overrides.ignore),
+            known=list(rules),
+            default_on=[code for code, rule in rules.items() if rule.default],
+        )
+        for ignored in config.per_file_ignores.values():
+            check_codes(ignored, list(rules), "per-file-ignores")
+        return cls(config, enabled)
+
+    def options_for(self, path: Path) -> CheckOptions:
+        """What to check in ``path`` (per-file ignores applied)."""
+        config = self.config
+        codes = codes_for_file(path, config.root, config.per_file_ignores, self.enabled)
+        return CheckOptions(codes, config.guard_functions, config.accelerator_api)
+
+
+def load_settings(config_file: Path | None, overrides: Overrides = Overrides()) -> Settings:
+    """The settings of ``config_file`` (None: defaults) with ``overrides`` applied."""
+    return Settings.resolve(load_config(config_file), overrides)
+
+
+def _split(values: Sequence[str]) -> tuple[str, ...]:
+    """``--select A,B --select C`` -> (A, B, C)."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+# --------------------------------------------------------------------------- one file
+
+
+def read(data: bytes, display: str) -> Source | None:
+    """``data`` as a ``Source`` (a notebook when ``display`` ends with ``.ipynb``).
+
+    None for a notebook in another kernel's language; ``UnreadableSource`` when the
+    bytes cannot be decoded.
+    """
+    if display.endswith(".ipynb"):
+        return read_notebook(data)
+    return decode_source(data)
+
+
+def lint_source(
+    source: Source, display: str, options: CheckOptions, fix: FixMode | None = None
+) -> FileResult:
+    """Check ``source``, or fix it to a fixpoint (``fix``); writes nothing."""
+    if fix is None:
+        return FileResult(_check(source, display, options))
+    locate = source.cells.locate if source.cells is not None else None
+    result = fix_text(source.text, display, options, fix.unsafe, locate)
+    if result.text == source.text:
+        return FileResult(source.place(result.diagnostics))
+    if source.cells is None:
+        try:
+            data = result.text.encode(source.encoding)
+        except UnicodeEncodeError as error:
+            found = check_text(source.text, display, options)
+            return FileResult(found, error=f"{display}: not fixed: {error}")
+        old, new = (
+            (display, display) if display.startswith("/") else (f"a/{display}", f"b/{display}")
+        )
+        diff = unified_diff(source.text, result.text, old, new)
+        return FileResult(result.diagnostics, result.applied, diff, fixed=data)
+    assert source.data is not None  # a notebook is always read from bytes
+    try:
+        data = rewrite(source.data, result.text)
+        notebook = read_notebook(data)
+    except (NotWritable, UnreadableSource) as error:
+        return FileResult(_check(source, display, options), error=f"{display}: {error}")
+    assert notebook is not None  # it was a Python notebook before the fix
+    diff = cell_diff(source.data, data, display)
+    return FileResult(_check(notebook, display, options), result.applied, diff, fixed=data)
+
+
+def _check(source: Source, display: str, options: CheckOptions) -> list[Diagnostic]:
+    """The engine's diagnostics on ``source``, placed in its notebook cells if it has any."""
+    locate = source.cells.locate if source.cells is not None else None
+    return source.place(check_text(source.text, display, options, locate))
+
+
+def lint_text(
+    data: bytes, display: str, options: CheckOptions, fix: FixMode | None = None
+) -> FileResult:
+    """``lint_source`` for bytes (stdin, an editor's buffer): unreadable input is DEV900."""
+    try:
+        source = read(data, display)
+    except UnreadableSource as error:
+        return FileResult(unreadable(str(error), display, options))
+    if source is None:  # another kernel's language: nothing for devlint to check
+        return FileResult([])
+    return lint_source(source, display, options, fix)
+
+
+def lint_path(
+    path: Path, display: str, options: CheckOptions, fix: FixMode | None = None
+) -> FileResult:
+    """Check or fix one file; with ``fix.write`` the fixed file replaces it atomically."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        message = f"cannot read file: {error.strerror or error}"
+        return FileResult(unreadable(message, display, options))
+    result = lint_text(data, display, options, fix)
+    if fix is None or not fix.write or result.fixed is None:
+        return result
+    try:
+        write_atomically(path, result.fixed, data)
+    except (OSError, ChangedOnDisk) as error:
+        return FileResult(lint_text(data, display, options).diagnostics, error=str(error))
+    return result
+
+
+def lint_task(task: FileTask) -> FileResult:
+    """One task of the parallel runner (a module-level function: workers import it)."""
+    return lint_path(task.path, task.display, task.options, task.fix)
+
+
+def fix_fixture(source: str, path: Path) -> str:
+    """What ``devlint --fix --unsafe-fixes`` writes for a rule fixture (``fixtures/DEVnnn/``).
+
+    The default rules plus the fixture's own rule run: golden ``bad_*.fixed.py`` files and
+    ``devlint verify``'s live fixes are made this way.
+    """
+    rules = all_rules()
+    codes = {code for code, rule in rules.items() if rule.default}
+    if path.parent.name in rules:
+        codes.add(path.parent.name)
+    return fix_text(source, path.name, CheckOptions(frozenset(codes)), unsafe=True).text
+
+
+# --------------------------------------------------------------------------- many files
+
+
+@dataclass(frozen=True)
+class LintRequest:
+    """What to lint and how: paths (``-`` for stdin), settings, fixing, the runner."""
+
+    paths: tuple[Path, ...]
+    config_file: Path | None = None  # None: the nearest one to the first path
+    overrides: Overrides = Overrides()
+    fix: FixMode | None = None
+    stdin_filename: str | None = None
+    jobs: int | None = None
+    use_cache: bool = True
+    cache_dir: Path | None = None
+    show_progress: bool = False
+
+
+@dataclass
+class LintOutcome:
+    """What was found (and, with fixing, fixed) across all files."""
+
+    diagnostics: list[Diagnostic]
+    files_checked: int
+    applied_per_file: dict[str, Counter[str]] = field(default_factory=dict)
+    diffs: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # files that could not be written
+    fixed_stdin: bytes | None = None  # fixing stdin: the fixed source, for stdout
+
+    @property
+    def applied(self) -> Counter[str]:
+        return sum(self.applied_per_file.values(), Counter())
+
+    def add(self, display: str, result: FileResult) -> None:
+        self.diagnostics.extend(result.diagnostics)
+        if result.applied:
+            self.applied_per_file[display] = result.applied
+        if result.diff:
+            self.diffs.append(result.diff)
+        if result.error:
+            self.problems.append(result.error)
+
+
+def request_settings(request: LintRequest) -> Settings:
+    """The settings of the configuration nearest to what ``request`` lints."""
+    paths, reads_stdin = request.paths, Path("-") in request.paths
+    start = Path.cwd()
+    if reads_stdin and request.stdin_filename:
+        start = Path(request.stdin_filename).parent
+    elif not reads_stdin and paths:
+        start = paths[0] if paths[0].is_dir() else paths[0].parent
+    config_file = request.config_file or find_config(start.resolve())
+    return load_settings(config_file, request.overrides)
+
+
+def lint(request: LintRequest, settings: Settings | None = None) -> LintOutcome:
+    """Check, fix or diff every file ``request`` names (stdin for ``-``)."""
+    settings = settings or request_settings(request)
+    if Path("-") in request.paths:
+        if len(request.paths) > 1:
+            raise UsageError("`-` (stdin) cannot be combined with other paths")
+        return _lint_stdin(request, settings)
+    config = settings.config
+    files = discover(
+        list(request.paths) or [Path(".")],
+        root=config.root,
+        exclude=config.exclude,
+        extend_exclude=config.extend_exclude,
+    )
+    cache_dir = None
+    if request.use_cache:
+        cache_dir = request.cache_dir or config.cache_dir or config.root / DEFAULT_DIRECTORY
+    tasks = [
+        FileTask(path, str(path), settings.options_for(path), cache_dir, request.fix)
+        for path in files
+    ]
+    outcome = LintOutcome([], len(tasks))
+    jobs = request.jobs or default_jobs()
+    for task, result in zip(
+        tasks, run_files(tasks, lint_task, jobs, request.show_progress), strict=True
+    ):
+        outcome.add(task.display, result)
+    outcome.diagnostics.sort(key=Diagnostic.sort_key)
+    return outcome
+
+
+def _lint_stdin(request: LintRequest, settings: Settings) -> LintOutcome:
+    display = request.stdin_filename or "-"
+    options = settings.options_for(Path(display))
+    data = sys.stdin.buffer.read()
+    result = lint_text(data, display, options, request.fix)
+    outcome = LintOutcome([], 1)
+    outcome.add(display, result)
+    if request.fix is not None and request.fix.write:
+        outcome.fixed_stdin = data if result.fixed is None else result.fixed
+    return outcome
