@@ -108,7 +108,10 @@ def test_invalid_directive_in_a_notebook_names_the_cell(
     path = tmp_path / "nb.ipynb"
     _notebook(path, ["import torch\n", f"{CLEAN}\n{CUDA}  # noqa: move later"])
     with caplog.at_level(logging.WARNING, logger="devlint"):
-        found = [(d.code, d.cell, d.start.row) for d in lint_path(path, "nb.ipynb", WITH_UNUSED).diagnostics]
+        found = [
+            (d.code, d.cell, d.start.row)
+            for d in lint_path(path, "nb.ipynb", WITH_UNUSED).diagnostics
+        ]
     assert found == [("DEV003", 2, 2)]
     assert caplog.messages == [f"Invalid `# noqa` directive on nb.ipynb:cell 2:2: {MISSING_CODES}"]
 
