@@ -14,7 +14,7 @@ from itertools import accumulate
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from devlint.analysis.flow import analyze
+from devlint.analysis import analyze
 from devlint.diagnostics import Diagnostic, Location
 from devlint.edits import FixContext
 from devlint.noqa import suppress

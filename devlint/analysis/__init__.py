@@ -1,1 +1,18 @@
-"""The shared analysis: names and imports, guards, device flow."""
+"""The shared analysis: what every rule queries about one file.
+
+Where each question is decided:
+
+- "Is this batch on the CPU?", "where does this value live?": the interpreter
+  (``interpreter.py`` state and joins; ``statements.py``, ``definitions.py``,
+  ``expressions.py``, ``calls.py`` the handlers) over the lattice in ``values.py``.
+- "What does this torch API do to placement?" and "does this module have a device?":
+  ``torch_api.py``, the semantics table (``call_effect``, ``STATELESS_MODULES``), with the
+  few name guesses devlint still makes in its last section.
+- "Is this ``if`` a CUDA guard?": ``guards.py`` (availability as a boolean value domain);
+  "is this code written for CUDA only?": ``requirements.py``.
+- What rules read: ``facts.py`` (records and the query API); ``analyzer.py`` runs it all.
+"""
+
+from devlint.analysis.analyzer import analyze
+
+__all__ = ["analyze"]

@@ -1,6 +1,16 @@
-"""What devlint knows about the PyTorch API, as data: one table per question."""
+"""The torch semantics table: what each torch API does to placement and kind, as data.
+
+One table per question; the interpreter (``calls.py``, ``expressions.py``) reads them and
+holds no API names of its own. ``call_effect`` maps a resolved callee to what the call
+does; the method, attribute and module tables below it say the same for tensors and
+modules. The last section, *Name guesses*, is the one place where devlint decides from a
+name rather than a value; every entry says why it is there.
+"""
 
 from __future__ import annotations
+
+import re
+from enum import Enum
 
 # Calls whose truthy result means an accelerator is available; the value names the backend.
 CUDA_AVAILABILITY: dict[str, str] = {
@@ -75,7 +85,6 @@ TENSOR_DATASETS = frozenset(
     {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
 )
 
-# Names that, unresolved, still mean "a device": the argument of ``.to(device)``.
 # torchvision transforms that turn an image (PIL, ndarray) into a tensor, on the CPU: the
 # transform objects, their functional forms, and the pipelines that contain one.
 IMAGE_TO_TENSOR = frozenset(
@@ -91,8 +100,6 @@ IMAGE_TO_TENSOR_FUNCTIONS = frozenset(
 TRANSFORM_PIPELINES = frozenset(
     {"torchvision.transforms.Compose", "torchvision.transforms.v2.Compose"}
 )
-
-DEVICE_NAMES = frozenset({"device", "dev", "devices", "target_device", "accelerator_device"})
 
 # Wrappers around an iterable in a ``for`` statement: ``for x in tqdm(loader)``.
 ITERATION_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "trange", "progress_bar", "track"})
@@ -372,3 +379,150 @@ DEVICE_FREE_METHODS = frozenset(
         "contiguous",
     }
 )
+
+
+# Legacy tensor types (``x.type(torch.cuda.FloatTensor)``, ``torch.cuda.FloatTensor(3)``):
+# the CUDA ones place on CUDA, the others on the CPU.
+LEGACY_TENSOR_TYPES = frozenset(
+    {
+        "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+        "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+    }
+)  # fmt: skip
+
+
+def legacy_tensor_type(qualname: str | None) -> str | None:
+    """``cuda`` for ``torch.cuda.FloatTensor``, ``cpu`` for ``torch.FloatTensor``, else None."""
+    if not qualname:
+        return None
+    head, _, leaf = qualname.rpartition(".")
+    if leaf not in LEGACY_TENSOR_TYPES:
+        return None
+    return {"torch.cuda": "cuda", "torch": "cpu"}.get(head)
+
+
+# Wrappers that return their tensor argument (``Variable(x)``: a tensor since torch 0.4).
+IDENTITY_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
+class Effect(Enum):
+    """What a call of a torch (or torchvision) API does, for the interpreter."""
+
+    AVAILABILITY = "availability"  # a guard value (``torch.cuda.is_available()``)
+    SKIP_DECORATOR = "skip"  # ``pytest.mark.skipif(not ...)``: a guard when its test is one
+    DEVICE = "device"  # ``torch.device(...)``
+    ACCELERATOR = "accelerator"  # ``torch.accelerator.current_accelerator()``: any device
+    LOADER = "loader"  # a DataLoader: batches on the CPU unless its dataset was moved
+    TENSOR_DATASET = "dataset"  # ``TensorDataset(...)``: where its tensors are
+    LOADER_WRAPPER = "loader wrapper"  # ``tqdm(loader)`` is still the loader
+    IMAGE_TO_TENSOR = "image to tensor"  # ``TF.to_tensor(img)``: a CPU tensor
+    TRANSFORM = "transform"  # ``T.ToTensor()``/``T.Compose([...])``: returns CPU tensors
+    LOAD = "load"  # ``torch.load``: where ``map_location`` says
+    MODULE = "module"  # an ``nn`` module class: a module on the CPU (or ``device=``)
+    PARAMETER = "parameter"  # ``nn.Parameter(x)``: lives wherever its module is moved
+    FACTORY = "factory"  # a tensor factory: on the CPU unless ``device=``
+    IDENTITY = "identity"  # ``Variable(x)``: x
+    LEGACY_TYPE = "legacy type"  # ``torch.cuda.FloatTensor(...)``: a tensor there
+    OPERATION = "operation"  # any other ``torch.*`` function: combines its tensor operands
+
+
+_EXACT_EFFECTS: dict[str, Effect] = {
+    **dict.fromkeys(CUDA_AVAILABILITY, Effect.AVAILABILITY),
+    **dict.fromkeys(SKIP_IF, Effect.SKIP_DECORATOR),
+    "torch.device": Effect.DEVICE,
+    **dict.fromkeys(ACCELERATOR_DEVICE_FUNCTIONS, Effect.ACCELERATOR),
+    **dict.fromkeys(DATA_LOADERS, Effect.LOADER),
+    **dict.fromkeys(TENSOR_DATASETS, Effect.TENSOR_DATASET),
+    **dict.fromkeys(IMAGE_TO_TENSOR_FUNCTIONS, Effect.IMAGE_TO_TENSOR),
+    **dict.fromkeys(IMAGE_TO_TENSOR | TRANSFORM_PIPELINES, Effect.TRANSFORM),
+    "torch.load": Effect.LOAD,
+    **dict.fromkeys(PARAMETER_WRAPPERS, Effect.PARAMETER),
+    **dict.fromkeys(IDENTITY_WRAPPERS, Effect.IDENTITY),
+}
+
+
+def call_effect(callee: str) -> Effect | None:
+    """What calling ``callee`` (a resolved qualified name) does; None: nothing known."""
+    effect = _EXACT_EFFECTS.get(callee)
+    if effect is not None:
+        return effect
+    if callee.rsplit(".", 1)[-1] in LOADER_WRAPPERS:
+        return Effect.LOADER_WRAPPER
+    if legacy_tensor_type(callee) is not None:
+        return Effect.LEGACY_TYPE
+    if is_module_class(callee):
+        return Effect.MODULE
+    if is_factory(callee):
+        return Effect.FACTORY
+    if callee.startswith("torch.") and not callee.startswith(NON_TENSOR_NAMESPACES):
+        return Effect.OPERATION
+    return None
+
+
+# ---------------------------------------------------------------------- Name guesses
+# Where no value is known, a name decides. Each guess is here, with the evidence for it;
+# nothing else in the analysis reads names to learn what a value is.
+
+# Unresolved names that still mean "a device" (``.to(device)``, ``def f(x, device)``,
+# ``args.device``): the argument of a move is a device in every corpus read so far.
+DEVICE_NAMES = frozenset({"device", "dev", "devices", "target_device", "accelerator_device"})
+
+
+def is_device_like_name(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1].lower()
+    return last in DEVICE_NAMES or last.endswith("_device") or last.startswith("device_")
+
+
+# ``for x, y in train_loader`` where the loader comes from another file: loops over a
+# name with ``loader`` (or ``*_dl``) iterate over batches (tutorials, eval/scripts).
+def is_loader_like_name(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1].lower()
+    return "loader" in last or last in ("dl", "train_dl", "val_dl", "test_dl", "valid_dl")
+
+
+# Objects whose ``.device`` is the run's chosen device (``self.device``, ``args.device``).
+SETTINGS_HOLDERS = frozenset(
+    {
+        "self", "cls", "args", "opt", "opts", "options", "config", "cfg", "conf", "hparams",
+        "hp", "settings", "params", "trainer", "accelerator", "state",
+    }
+)  # fmt: skip
+
+
+# An unknown callable named like a loss (``criterion(out, y)``) combines its inputs
+# like a stateless module: losses have no parameters (tutorials, heldout sets).
+def is_loss_like_name(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1].lower()
+    return "loss" in last or "criterion" in last
+
+
+# ``rewards = torch.tensor(r)``: a plural target name holds several numbers, not a 0-dim
+# tensor that would mix with any device (eval/heldout3 REINFORCE script).
+def names_a_sequence(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1].lower()
+    plural = last.endswith("s") and not last.endswith(("ss", "us", "is"))
+    return plural or last.endswith(("list", "_seq", "array", "_arr"))
+
+
+# Helpers such as ``is_torch_cuda_available()`` or ``has_cuda()`` defined in other files
+# are availability checks (transformers, accelerate).
+GUARD_FUNCTION_NAME = re.compile(r"^(is_)?(torch_)?(cuda|gpu)(_is)?_available$|^has_(cuda|gpu)$")
+
+# Methods of a class named for CUDA (``class CUDAAccelerator``, lightning) only run where
+# CUDA is in use: whoever picks that class holds the guard.
+CUDA_NAMED = re.compile(r"cuda|gpu", re.IGNORECASE)
+
+# A function named for CUDA (``def cuda``, ``_replay_cuda_graph``) is written for CUDA; one
+# that also names an alternative or a check (``to_gpu_or_cpu``, ``is_gpu_available``) is not
+# (transformers, timm: see requirements.py).
+CUDA_CONTRACT_NAME = re.compile(r"cuda|gpu|nccl", re.IGNORECASE)
+NOT_CUDA_CONTRACT_NAME = re.compile(
+    r"cpu|mps|xpu|avail|has_|maybe|fallback|select|choose|detect|auto|_or_|_if_|^if_|no_",
+    re.IGNORECASE,
+)
+
+
+# ``x.to(spec.dtype)``, ``x.to(self.compute_dtype)``: an argument named for a dtype casts
+# (eval/heldout4 factory cast).
+def names_a_dtype(name: str) -> bool:
+    return name.rsplit(".", 1)[-1].endswith("dtype")

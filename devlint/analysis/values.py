@@ -34,6 +34,8 @@ class Kind(Enum):
     CLASS = "class"  # a class defined in this file
     CONSTANT = "constant"  # a literal constant: see ``constant``
     GUARD = "guard"  # a boolean derived from an availability test: see ``polarity``
+    TENSOR_TYPE = "tensor type"  # a legacy type (``torch.cuda.FloatTensor``): see ``where``
+    INSTANCE = "instance"  # an object of a class defined in this file (not an nn.Module)
 
 
 def join_placement(a: Placement, b: Placement) -> Placement:
@@ -48,6 +50,25 @@ def join_placements(placements: Iterable[Placement]) -> Placement:
     for placement in placements:
         joined = join_placement(joined, placement)
     return joined
+
+
+# Kinds that are never tensors nor modules: a move or a pin on one is not a placement.
+_NEVER_PLACED = frozenset(
+    {
+        Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT, Kind.GUARD, Kind.DEVICE,
+        Kind.TENSOR_TYPE, Kind.INSTANCE,
+    }
+)  # fmt: skip
+
+
+def may_be_placed(value: Value) -> bool:
+    """Whether ``value`` may be a tensor, a module or a loader (unknown values may be)."""
+    return value.kind not in _NEVER_PLACED
+
+
+def may_be_tensor(value: Value) -> bool:
+    """Whether ``value`` may be a tensor (known tensors and values of unknown kind)."""
+    return value.kind in (Kind.TENSOR, Kind.UNKNOWN)
 
 
 def may_be_accelerator(where: Placement) -> bool:

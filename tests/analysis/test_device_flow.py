@@ -13,7 +13,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from devlint.analysis.flow import analyze
+from devlint.analysis import analyze
 from devlint.analysis.values import Kind
 
 MARK = re.compile(r"#\s*where:\s*(?P<where>[a-z, ]+)")

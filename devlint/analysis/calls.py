@@ -1,0 +1,554 @@
+"""The interpreter's calls: torch APIs, tensor and module methods, this file's code.
+
+A call is recorded (``CallRecord``: callee, receiver, argument values, site) and given a
+value. Torch APIs go through the semantics table (``torch_api.call_effect``): one handler
+per effect, no API names here. Methods of tensors and modules (``.to``, ``.cuda``,
+``.type``...) follow ``torch_api``'s method tables. A module-level function of this file
+is re-run at the call with the caller's arguments (bounded inlining) to learn what it
+returns; calling a module compares its inputs with its device (a ``Mix``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import guards, torch_api
+from devlint.analysis.expressions import ExpressionInterpreter
+from devlint.analysis.facts import CallRecord, Mix, Operand
+from devlint.analysis.interpreter import Env, Records, batch_of
+from devlint.analysis.syntax import changes_binding, computes_on_parameters, dotted_name, parameters
+from devlint.analysis.torch_api import Effect
+from devlint.analysis.values import (
+    ANY_DEVICE,
+    CPU,
+    CUDA,
+    UNKNOWN,
+    Kind,
+    Placement,
+    Value,
+    join,
+    join_placements,
+)
+
+MAX_INLINED_CALLS = 200  # per file: analysis time stays linear in the file's size
+MAX_INLINED_SIZE = 25  # top-level statements of a function analysed at its calls
+MAX_INLINED_DEPTH = 2  # a helper's own helper (``visible()`` returning ``list(range(count()))``)
+MAX_NESTED_INLINED_SIZE = 3  # ... when it is a one-liner or close to it
+
+# Keyword arguments of torch functions that are operands like the positional ones.
+_TENSOR_KEYWORDS = frozenset(
+    {"input", "target", "other", "weight", "bias", "pos_weight", "weights"}
+)
+# Builtins whose result is falsy exactly when their last argument, a count or flag, is.
+_GUARD_PRESERVING = frozenset({"len", "range", "list", "tuple", "sorted", "bool"})
+
+
+class CallInterpreter(ExpressionInterpreter):
+    """Call handlers (see the module docstring)."""
+
+    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
+        super().__init__(guard_functions, guard_attributes)
+        self.compute_methods: dict[tuple[str, str], bool] = {}
+        self.inline_depth = 0
+        self.inline_budget = MAX_INLINED_CALLS
+        self.inlined: dict[tuple[object, ...], Value] = {}  # inline_call's answers
+        self.effects: dict[Effect, Callable[[cst.Call, str, list[Value], dict[str, Value]], Value]]
+        self.effects = {effect: getattr(self, f"effect_{effect.name.lower()}") for effect in Effect}
+
+    def call(self, node: cst.Call) -> Value:
+        func = node.func
+        receiver: Value | None = None
+        method: str | None = None
+        callee_value = self.expr(func) if type(func) is not cst.Attribute else None
+        if type(func) is cst.Attribute:
+            assert isinstance(func, cst.Attribute)
+            key = dotted_name(func)
+            known = self.lookup(key) if key is not None else None
+            if known is not None:
+                callee_value = known
+            else:
+                receiver = self.expr(func.value)
+                if receiver.kind is Kind.IMPORTED and receiver.qualname:
+                    qualname = f"{receiver.qualname}.{func.attr.value}"
+                    callee_value, receiver = Value(Kind.IMPORTED, qualname=qualname), None
+                else:
+                    method = func.attr.value
+            if callee_value is not None:
+                self.rec.values[id(func)] = callee_value
+        args: list[Value] = []
+        keywords: dict[str, Value] = {}
+        starred: list[Value] = []
+        for arg in node.args:
+            value = self.expr(arg.value)
+            if arg.keyword is not None:
+                keywords[arg.keyword.value] = value
+            elif arg.star:
+                starred.append(value)
+            else:
+                args.append(value)
+        imported = callee_value is not None and callee_value.kind is Kind.IMPORTED
+        callee = callee_value.qualname if imported and callee_value is not None else None
+        record = CallRecord(node, callee, method, receiver, tuple(args), keywords, self.site())
+        self.rec.calls[id(node)] = record
+        self.note_call(record, func)
+        if method is not None and receiver is not None:
+            return self.method_call(node, receiver, method, args, keywords)
+        if callee is not None:
+            return self.library_call(node, callee, args, keywords, starred)
+        if callee_value is None:
+            return UNKNOWN
+        return self.value_call(node, callee_value, args, keywords, starred)
+
+    def note_call(self, record: CallRecord, func: cst.BaseExpression) -> None:
+        """Remember calls of this file's functions, and the DEV011 candidates in them, for
+        *CUDA required* (requirements.py). Not while inlining: those records are dropped."""
+        if self.returns is not None:
+            return
+        if type(func) is cst.Name and func.value in self.function_defs:
+            self.local_calls.append((func.value, record.site, self.owner))
+        site = record.site
+        if (
+            record.callee in torch_api.CUDA_ONLY_CALLS
+            and self.owner is not None
+            and not (site.guarded or site.cuda_required)
+        ):
+            self.owned_records.append((record, self.owner))
+
+    # -- methods of tensors and modules
+
+    def target_placement(self, target: Value | None, node: cst.Call) -> tuple[Placement, bool]:
+        """Where ``.to(target)`` sends a value; the bool says whether it moves at all."""
+        if target is None:
+            return None, False
+        if target.kind in (Kind.DEVICE, Kind.TENSOR, Kind.TENSOR_TYPE):
+            return target.where, True
+        if target.kind is Kind.IMPORTED and target.qualname in torch_api.DTYPES:
+            return None, False
+        first = node.args[0].value if node.args else None
+        if type(first) is cst.Call:  # ``x.to(torch.get_default_dtype())``
+            first = first.func
+        name = dotted_name(first) if first is not None else None
+        if name is not None and torch_api.is_device_like_name(name):
+            return ANY_DEVICE, True
+        names_device = any(arg.keyword and arg.keyword.value == "device" for arg in node.args)
+        if name is not None and torch_api.names_a_dtype(name) and not names_device:
+            return None, False
+        return None, True
+
+    def method_call(
+        self,
+        node: cst.Call,
+        receiver: Value,
+        method: str,
+        args: list[Value],
+        keywords: dict[str, Value],
+    ) -> Value:
+        if method == "cuda":
+            return receiver.moved(CUDA)
+        if method == "cpu":
+            return receiver.moved(CPU)
+        if method in ("to", "type"):
+            target = keywords.get("device") or (args[0] if args else None)
+            if method == "type" and (target is None or target.kind is not Kind.TENSOR_TYPE):
+                return receiver.derived() if receiver.kind is Kind.TENSOR and args else UNKNOWN
+            where, moves = self.target_placement(target, node)
+            moves = moves or any(arg.star for arg in node.args)  # ``x.to(*args)``
+            self.rec.calls[id(node)].casts_only = not moves
+            if not moves:
+                return receiver.derived() if receiver.kind is Kind.TENSOR else receiver
+            return receiver.moved(where)
+        if method == "type_as" and args:
+            return receiver.moved(args[0].where)
+        if (
+            method == "startswith"
+            and args
+            and args[0].kind is Kind.DEVICE
+            and args[0].where == CUDA
+        ):
+            return guards.CUDA_AVAILABLE
+        if method == "forward" and receiver.kind is Kind.MODULE:
+            return self.value_call(node, receiver, args, keywords, [])
+        if method == "detach" and receiver.kind is Kind.UNKNOWN:
+            return Value(Kind.TENSOR, receiver.where)  # only tensors have ``.detach()``
+        if receiver.kind is Kind.MODULE:
+            return self.module_method(node, receiver, method, args, keywords)
+        if receiver.kind is Kind.TENSOR:
+            return self.tensor_method(node, receiver, method, args)
+        return UNKNOWN
+
+    def module_method(
+        self,
+        node: cst.Call,
+        receiver: Value,
+        method: str,
+        args: list[Value],
+        keywords: dict[str, Value],
+    ) -> Value:
+        if method in torch_api.MODULE_SELF_METHODS:
+            return receiver
+        if receiver.qualname and self.computes_like_forward(receiver.qualname, method):
+            # ``vae.decode(z)``: computes with the module's parameters, like ``forward``.
+            return self.value_call(node, receiver, args, keywords, [])
+        return UNKNOWN
+
+    def tensor_method(
+        self, node: cst.Call, receiver: Value, method: str, args: list[Value]
+    ) -> Value:
+        if method in torch_api.NON_TENSOR_METHODS:
+            return UNKNOWN
+        if method in torch_api.DEVICE_FREE_METHODS:
+            return receiver.derived()
+        positional = (a for a in node.args if a.keyword is None and not a.star)
+        operands = [(node.func, receiver)] + [
+            (arg.value, value) for arg, value in zip(positional, args, strict=False)
+        ]
+        return self.combine(node, operands)
+
+    def computes_like_forward(self, class_name: str, method: str) -> bool:
+        """Whether ``method`` of this file's module class reads ``self`` and neither moves
+        nor converts anything (``syntax.computes_on_parameters``); a plain method only."""
+        key = (class_name, method)
+        if key not in self.compute_methods:
+            node = self.module_methods.get(class_name, {}).get(method)
+            self.compute_methods[key] = (
+                node is not None
+                and method not in ("__init__", "forward")
+                and not any(changes_binding(decorator) for decorator in node.decorators)
+                and computes_on_parameters(node)
+            )
+        return self.compute_methods[key]
+
+    # -- torch APIs, through the semantics table
+
+    def library_call(
+        self,
+        node: cst.Call,
+        callee: str,
+        args: list[Value],
+        keywords: dict[str, Value],
+        starred: list[Value],
+    ) -> Value:
+        effect = torch_api.call_effect(callee)
+        leaf = callee.rsplit(".", 1)[-1]
+        if effect is not Effect.AVAILABILITY and (
+            callee in self.guard_functions
+            or leaf in self.guard_leaf_names
+            or torch_api.GUARD_FUNCTION_NAME.match(leaf)
+        ):
+            return guards.CUDA_AVAILABLE
+        if effect is None:
+            return UNKNOWN
+        return self.effects[effect](node, callee, args, keywords)
+
+    def effect_availability(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        return guards.availability(torch_api.CUDA_AVAILABILITY[callee])
+
+    def effect_skip_decorator(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        polarity = +1 if callee in torch_api.SKIP_UNLESS else -1
+        return (
+            guards.CUDA_AVAILABLE if args and guards.is_cuda_guard(args[0], polarity) else UNKNOWN
+        )
+
+    def effect_device(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        first = keywords.get("type") or keywords.get("device") or (args[0] if args else None)
+        if first is not None and first.kind is Kind.DEVICE:
+            return Value(Kind.DEVICE, first.where)
+        return Value(Kind.DEVICE, ANY_DEVICE)
+
+    def effect_accelerator(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        return Value(Kind.DEVICE, ANY_DEVICE)
+
+    def effect_loader(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        dataset = args[0] if args else keywords.get("dataset")
+        if dataset is not None and dataset.kind is Kind.TENSOR and dataset.where:
+            return Value(Kind.LOADER, dataset.where)  # ``TensorDataset(x.to(device))``
+        return Value(Kind.LOADER)
+
+    def effect_tensor_dataset(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        if not args or any(not arg.where for arg in args):
+            return UNKNOWN
+        return Value(Kind.TENSOR, join_placements(arg.where for arg in args))
+
+    def effect_loader_wrapper(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        return self.wrapped_loader(node) if node.args else UNKNOWN
+
+    def effect_image_to_tensor(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        return Value(Kind.TENSOR, CPU)  # ``TF.to_tensor(image)``
+
+    def effect_transform(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        # ``T.Compose([..., T.ToTensor(), ...])`` returns CPU tensors, like a CPU module.
+        if callee in torch_api.TRANSFORM_PIPELINES and not self.converts_images(node):
+            return UNKNOWN
+        return Value(Kind.MODULE, CPU)
+
+    def effect_load(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        location = keywords.get("map_location")
+        if location is not None and location.kind is Kind.DEVICE:
+            return Value(Kind.TENSOR, location.where)
+        return UNKNOWN
+
+    def effect_module(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        if callee in torch_api.WRAPPERS and args:
+            return Value(Kind.MODULE, args[0].where)
+        if callee in torch_api.MODULE_CONTAINERS:  # ``nn.Sequential(a, b)``
+            if any(arg.star for arg in node.args):
+                return Value(Kind.MODULE)  # ``nn.Sequential(*layers)``: where its parts are
+            parts = [*args, *keywords.values()]
+            known = [part.where for part in parts if part.kind is Kind.MODULE]
+            if not parts or len(known) < len(parts) or None in known:
+                return Value(Kind.MODULE)  # where its parts are: unknown
+            known = [p.where for p in parts if not p.stateless] or known  # ``nn.ReLU()``
+            return Value(Kind.MODULE, join_placements(known))
+        device = keywords.get("device")
+        where = device.where if device is not None and device.kind is Kind.DEVICE else CPU
+        return Value(Kind.MODULE, where, stateless=torch_api.is_stateless_module(callee))
+
+    def effect_parameter(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        return Value(Kind.TENSOR) if args else UNKNOWN  # lives wherever its module is moved
+
+    def effect_identity(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        return args[0] if args else UNKNOWN  # ``Variable(x)`` is x
+
+    def effect_legacy_type(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        device = torch_api.legacy_tensor_type(callee)
+        return Value(Kind.TENSOR, CUDA if device == "cuda" else CPU)
+
+    def effect_factory(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        device = keywords.get("device")
+        if any(arg.star == "**" for arg in node.args):
+            return Value(Kind.TENSOR)  # ``**kwargs`` may carry the device
+        if device is not None:
+            return Value(Kind.TENSOR, device.where if device.kind is Kind.DEVICE else None)
+        if callee.endswith("_like") and args:
+            return Value(Kind.TENSOR, args[0].where)
+        data = node.args[0].value if node.args else None
+        from_data = callee.endswith((".tensor", ".as_tensor", ".scalar_tensor"))
+        is_number = type(data) in (cst.Integer, cst.Float) or (
+            type(data) is cst.Name and data.value in ("True", "False")
+        )
+        if from_data and not (is_number or type(data) in (cst.List, cst.Tuple)):
+            if data is None:
+                return Value(Kind.TENSOR)
+            source = self.rec.values.get(id(data), UNKNOWN)
+            if source.kind is Kind.TENSOR:  # ``torch.tensor(t)`` keeps the device of t
+                return Value(Kind.TENSOR, source.where, origins=source.origins)
+            # ``torch.tensor(rewards)``, ``torch.tensor(self.dim)``: Python data, made on the
+            # CPU; a number (0-dim, mixes with any device) unless the name says it holds
+            # several (or a shape is given: ``.view(1, 3, 1, 1)``).
+            several = torch_api.names_a_sequence(dotted_name(data) or "")
+            return Value(Kind.TENSOR, CPU, scalar=not several, origins=(node,))
+        return Value(Kind.TENSOR, CPU, scalar=from_data and is_number, origins=(node,))
+
+    def effect_operation(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        return self.combine(node, list(self.tensor_operands(node)))
+
+    def converts_images(self, pipeline: cst.Call) -> bool:
+        """A ``Compose([...])`` whose list holds an image-to-tensor transform."""
+        steps = pipeline.args[0].value if pipeline.args else None
+        if not isinstance(steps, cst.List | cst.Tuple):
+            return False
+        return any(
+            (record := self.rec.calls.get(id(step.value))) is not None
+            and record.callee in torch_api.IMAGE_TO_TENSOR
+            for step in steps.elements
+        )
+
+    def wrapped_loader(self, node: cst.Call) -> Value:
+        """``tqdm(loader)`` is still the loader when the loop iterates over it."""
+        first = node.args[0].value
+        name = dotted_name(first)
+        value = self.rec.values.get(id(first), UNKNOWN)
+        if value.kind is Kind.LOADER or (name is not None and torch_api.is_loader_like_name(name)):
+            return Value(Kind.LOADER, value.where if value.kind is Kind.LOADER else None)
+        return UNKNOWN
+
+    def tensor_operands(self, node: cst.Call) -> Iterable[tuple[cst.BaseExpression, Value]]:
+        """Tensor arguments, looking inside literal lists (``torch.cat([a, b])``): positional
+        ones and the keywords that must share the input's device (``weight=w``)."""
+        values = self.rec.values
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in _TENSOR_KEYWORDS:
+                continue
+            if isinstance(arg.value, cst.List | cst.Tuple):
+                for element in arg.value.elements:
+                    yield element.value, values.get(id(element.value), UNKNOWN)
+            else:
+                yield arg.value, values.get(id(arg.value), UNKNOWN)
+
+    # -- this file's functions, classes and callable values
+
+    def value_call(
+        self,
+        node: cst.Call,
+        callee: Value,
+        args: list[Value],
+        keywords: dict[str, Value],
+        starred: list[Value],
+    ) -> Value:
+        function = node.func.value if type(node.func) is cst.Name else None
+        if function in _GUARD_PRESERVING and args and args[-1].kind is Kind.GUARD:
+            # ``len(torch.cuda.default_generators) > 0``; ``list(range(device_count()))``
+            # is empty exactly where CUDA is absent, so it tests and iterates like the count.
+            return args[-1]
+        if callee.kind is Kind.CLASS:
+            return self.instantiate(callee)
+        if callee.kind is Kind.TENSOR_TYPE:
+            return Value(Kind.TENSOR, callee.where)  # ``Tensor(3, 4)`` of a legacy type
+        leaf = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+        if leaf in torch_api.LOADER_WRAPPERS and node.args and callee.kind is not Kind.MODULE:
+            return self.wrapped_loader(node)  # a local ``tqdm`` stand-in, say
+        if leaf == "next" and args and args[0].kind is Kind.LOADER:
+            return batch_of(args[0])  # ``images, labels = next(iter(loader))``
+        if leaf == "enumerate" and args and args[0].kind is Kind.LOADER:
+            return args[0]  # ``_, (x, y) = next(enumerate(loader))``: the index goes along
+        if callee.kind is Kind.FUNCTION:
+            return self.function_call(node, callee, args, keywords, starred)
+        if callee.kind is Kind.IMPORTED:
+            return UNKNOWN
+        return self.module_call(node, callee)
+
+    def instantiate(self, callee: Value) -> Value:
+        """An instance of a class defined in this file: a module on the CPU, or an object."""
+        if callee.qualname in self.module_classes:
+            stateless = callee.qualname in self.stateless_classes
+            return Value(Kind.MODULE, CPU, qualname=callee.qualname, stateless=stateless)
+        return Value(Kind.INSTANCE, qualname=callee.qualname)
+
+    def function_call(
+        self,
+        node: cst.Call,
+        callee: Value,
+        args: list[Value],
+        keywords: dict[str, Value],
+        starred: list[Value],
+    ) -> Value:
+        name = callee.qualname or ""
+        if name in self.guard_leaf_names or torch_api.GUARD_FUNCTION_NAME.match(name):
+            return guards.CUDA_AVAILABLE
+        if type(node.func) is cst.Name:
+            self.name_calls[node.func.value] += 1
+        if starred:
+            return UNKNOWN
+        if self.returns is None:  # not while inlining
+            self.call_args.setdefault(name, []).append((tuple(args), dict(keywords)))
+        return self.inline_call(self.function_defs.get(name), args, keywords)
+
+    def module_call(self, node: cst.Call, callee: Value) -> Value:
+        """Calling a module (or a value of unknown kind): its inputs meet its device."""
+        inputs = [(arg.value, self.rec.values.get(id(arg.value), UNKNOWN)) for arg in node.args]
+        if callee.kind is Kind.UNKNOWN and callee.where is None:
+            # An unknown callable (a parameter ``model``, ``self.net``): a loss-like name
+            # combines its inputs; anything else returns a result on their device.
+            if torch_api.is_loss_like_name(dotted_name(node.func) or ""):
+                return self.combine(node, inputs)
+            known = [  # a value of unknown kind moved with ``.to(device)`` counts too
+                v.where for _, v in inputs if v.kind in (Kind.TENSOR, Kind.UNKNOWN) and v.where
+            ]
+            return Value(Kind.TENSOR, frozenset().union(*known)) if known else UNKNOWN
+        if callee.kind not in (Kind.MODULE, Kind.UNKNOWN, Kind.TENSOR):
+            return UNKNOWN
+        if callee.stateless or callee.where is None:
+            return self.combine(node, inputs)
+        tensors = [(n, v) for n, v in inputs if v.kind is Kind.TENSOR]
+        if tensors:
+            operands = (
+                Operand(None, Value(Kind.MODULE, callee.where)),
+                *(Operand(n, v) for n, v in tensors),
+            )
+            self.rec.mixes[id(node)] = Mix(node, operands, self.site())
+        return Value(Kind.TENSOR, callee.where)
+
+    def inline_call(
+        self, node: cst.FunctionDef | None, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        """What a small module-level function returns for these arguments.
+
+        The body is analysed once more with the parameters bound to the arguments; what
+        that records is thrown away (the function's own analysis stands), only the join of
+        its return values is kept. ``MAX_INLINED_DEPTH`` levels deep, and a bounded number
+        per file.
+        """
+        if node is None or self.inline_depth >= MAX_INLINED_DEPTH or self.inline_budget <= 0:
+            return UNKNOWN
+        size = MAX_INLINED_SIZE if self.inline_depth == 0 else MAX_NESTED_INLINED_SIZE
+        if not isinstance(node.body, cst.IndentedBlock) or len(node.body.body) > size:
+            return UNKNOWN
+        # Once the module's own code has run, what the body sees is fixed but for these:
+        # the same call again (a helper called in every method) is answered from memory.
+        ctx = self.ctx
+        key = (
+            id(node), tuple(args), tuple(sorted(keywords.items())), ctx.guarded,
+            ctx.class_name, ctx.backends_tested, len(self.guard_attributes),
+        )  # fmt: skip
+        if self.module_done and key in self.inlined:
+            return self.inlined[key]
+        self.inline_budget -= 1
+        result = self.inline(node, args, keywords)
+        if self.module_done:
+            self.inlined[key] = result
+        return result
+
+    def inline(self, node: cst.FunctionDef, args: list[Value], keywords: dict[str, Value]) -> Value:
+        env: Env = {}
+        positional = [*node.params.posonly_params, *node.params.params]
+        for param in parameters(node.params):
+            name = param.name.value
+            value = keywords.get(name, UNKNOWN)
+            if torch_api.is_device_like_name(name) and value is UNKNOWN:
+                value = Value(Kind.DEVICE, ANY_DEVICE)
+            env[name] = value
+        for param, value in zip(positional, args, strict=False):
+            env[param.name.value] = value
+        saved = (self.env, self.rec, self.pending, self.returns)
+        saved_flow = (self.cuda_required, self.exits_without_cuda)
+        self.env, self.rec, self.pending, self.returns = env, Records(), [], []
+        self.inline_depth += 1
+        try:
+            with self.scope(function=node, loop=None):
+                self.suite(node.body)
+            returned = self.returns
+        finally:
+            self.inline_depth -= 1
+            self.cuda_required, self.exits_without_cuda = saved_flow
+            self.env, self.rec, self.pending, self.returns = saved
+        if not returned:
+            return UNKNOWN
+        result = returned[0]
+        for value in returned[1:]:
+            result = join(result, value)
+        return replace(result, origins=())

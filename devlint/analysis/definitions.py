@@ -1,0 +1,223 @@
+"""The interpreter's definitions: functions, classes, ``self`` and parameter values.
+
+A ``def`` queues its body (``PendingBody``) with the context it was defined in; bodies run
+after the module's code. A function body starts from its parameters: device-like names
+are devices, ``forward``'s inputs are tensors, ``self`` of an ``nn.Module`` class is a
+module, and a module-level function called in this file receives the join of what every
+call passes (``parameter_seeds``). A class remembers the module classes it derives from,
+and what its methods store on ``self`` (seen by the other methods).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import guards, requirements, torch_api
+from devlint.analysis.interpreter import Context, Env, PendingBody
+from devlint.analysis.statements import StatementInterpreter
+from devlint.analysis.syntax import dotted_name, parameters
+from devlint.analysis.values import ANY_DEVICE, CPU, UNKNOWN, Kind, Value, join
+
+_SEEDED_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE)
+
+
+class DefinitionInterpreter(StatementInterpreter):
+    """Function and class definitions (see the module docstring)."""
+
+    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
+        super().__init__(guard_functions, guard_attributes)
+        self.module_classes: set[str] = set()
+        self.stateless_classes: set[str] = set()  # module classes without parameters
+        self.cuda_classes: set[str] = set()  # classes whose ``__init__`` requires CUDA
+        # The methods of the module classes, and which compute on the module's device
+        # (``decode``; decided at the first call, see ``calls.computes_like_forward``).
+        self.module_methods: dict[str, dict[str, cst.FunctionDef]] = {}
+        self.class_attributes: dict[str, Env] = {}
+        self.function_defs: dict[str, cst.FunctionDef] = {}  # module-level functions
+        # The arguments of each call of a module-level function, and the parameter values
+        # each body was analysed with.
+        self.call_args: dict[str, list[tuple[tuple[Value, ...], dict[str, Value]]]] = {}
+        self.seeded: dict[str, dict[str, Value]] = {}
+        self.bodies: dict[str, PendingBody] = {}
+        self.cuda_module = False  # the whole module requires CUDA (requirements.py)
+
+    def used_as_value(self, name: str) -> bool:
+        """A module-level function read here other than to call it (a callback, a
+        ``map(f, ...)`` argument): it is also called from places this file does not show."""
+        return self.name_reads[name] > self.name_calls[name]
+
+    def function_def(self, node: cst.FunctionDef, class_name: str | None) -> None:
+        ctx = self.ctx
+        # Methods of a class named for CUDA only run where CUDA is in use (name guess).
+        guarded = ctx.guarded or bool(class_name and torch_api.CUDA_NAMED.search(class_name))
+        for decorator in node.decorators:
+            value = self.expr(decorator.decorator)
+            if guards.is_cuda_guard(value, +1) or self.is_guard_callable(decorator.decorator):
+                guarded = True
+        at_module = class_name is None and self.env is self.module_env
+        self.env[node.name.value] = Value(Kind.FUNCTION, qualname=node.name.value)
+        if at_module:
+            self.function_defs[node.name.value] = node
+        owner = self.owner
+        if ctx.function is None:
+            owner = node.name.value if at_module else None
+        context = Context(guarded=guarded, class_name=class_name, branches=ctx.branches)
+        closure = dict(self.env) if ctx.function is not None else None
+        self.pending.append(PendingBody(node, context, self.cuda_required, owner, closure))
+
+    def is_guard_callable(self, expr: cst.BaseExpression) -> bool:
+        """A configured ``guard-functions`` entry (``@requires_gpu``), through imports."""
+        target = expr.func if type(expr) is cst.Call else expr
+        name = dotted_name(target)
+        if name is None:
+            return False
+        head = name.split(".", 1)[0]
+        value = self.lookup(head)
+        qualname = name
+        if value is not None and value.kind is Kind.IMPORTED and value.qualname:
+            qualname = value.qualname + name[len(head) :]
+        return qualname in self.guard_functions or name in self.guard_functions
+
+    def class_def(self, node: cst.ClassDef) -> None:
+        is_module = False
+        for base in node.bases:
+            value = self.expr(base.value)
+            if (value.kind is Kind.IMPORTED and torch_api.is_module_class(value.qualname)) or (
+                value.kind is Kind.CLASS and value.qualname in self.module_classes
+            ):
+                is_module = True
+        name = node.name.value
+        if is_module:
+            self.module_classes.add(name)
+            if name.endswith("Loss") or any(
+                torch_api.is_stateless_module(dotted_name(b.value) or "") for b in node.bases
+            ):
+                self.stateless_classes.add(name)
+        saved_env = self.env
+        self.env = dict(self.module_env) if saved_env is self.module_env else dict(saved_env)
+        methods: list[cst.FunctionDef] = []
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for statement in body:
+            if isinstance(statement, cst.FunctionDef):
+                methods.append(statement)
+            else:
+                self.statement(statement, None)
+        self.env = saved_env
+        if is_module:
+            self.module_methods[name] = {method.name.value: method for method in methods}
+        methods.sort(key=lambda method: method.name.value != "__init__")
+        for method in methods:
+            self.function_def(method, class_name=name)
+        self.env[name] = Value(Kind.CLASS, qualname=name)
+
+    def run_pending(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending, []
+            for item in batch:
+                self.function_body(item)
+
+    def function_body(self, item: PendingBody) -> None:
+        node, class_name = item.node, item.context.class_name
+        saved_env, saved_flow = self.env, (self.cuda_required, self.owner, self.exits_without_cuda)
+        self.cuda_required = (
+            item.cuda_required
+            or self.cuda_module
+            or class_name in self.cuda_classes  # its ``__init__`` required CUDA
+            or (class_name is not None and requirements.is_cuda_contract_name(node.name.value))
+        )
+        self.owner, self.exits_without_cuda = item.owner, False
+        saved_ctx, self.ctx = self.ctx, replace(item.context, function=node)
+        try:
+            self.env = self.entry_environment(item)
+            self.suite(node.body)
+            if class_name is not None and node.name.value == "__init__":
+                self.note_cuda_class(node, class_name)
+            if class_name is not None:
+                attributes = self.class_attributes.setdefault(class_name, {})
+                for key, value in self.env.items():
+                    if key.startswith("self."):
+                        known = attributes.get(key)
+                        attributes[key] = join(known, value) if known is not None else value
+        finally:
+            self.ctx, self.env = saved_ctx, saved_env
+            self.cuda_required, self.owner, self.exits_without_cuda = saved_flow
+
+    def note_cuda_class(self, node: cst.FunctionDef, class_name: str) -> None:
+        """An ``__init__`` that requires CUDA on every path that returns (or refuses to run
+        without it): no instance exists without CUDA."""
+        if self.exits_without_cuda:
+            return
+        refuses = isinstance(node.body, cst.IndentedBlock) and any(
+            self.guards_rest_of_block(line) for line in node.body.body
+        )
+        if self.cuda_required or refuses:
+            self.cuda_classes.add(class_name)
+
+    def entry_environment(self, item: PendingBody) -> Env:
+        """The names a function body starts with: closure, ``self`` attributes, parameters."""
+        node, class_name = item.node, item.context.class_name
+        env: Env = dict(item.closure) if item.closure else {}
+        if class_name is not None:
+            owner_is_module = class_name in self.module_classes
+            for key, value in self.class_attributes.get(class_name, {}).items():
+                if value.kind is Kind.MODULE and (owner_is_module or value.where == CPU):
+                    # Submodules move with the module that owns them (whose base class may be
+                    # one we cannot see): only an explicit move of the attribute is kept.
+                    value = Value(Kind.MODULE, stateless=value.stateless)
+                env[key] = value
+                self.remember(key)
+        self.env = env
+        for param in parameters(node.params):
+            env[param.name.value] = self.parameter_value(param)
+        if class_name is None and item.closure is None:
+            self.bodies[node.name.value] = item
+            seeds = self.parameter_seeds(node)
+            self.seeded[node.name.value] = seeds
+            env.update(seeds)
+        if class_name in self.module_classes and node.params.params:
+            env[node.params.params[0].name.value] = Value(Kind.MODULE)
+            if node.name.value == "forward":  # the inputs of a module are tensors
+                for param in node.params.params[1:]:
+                    if env[param.name.value] is UNKNOWN:
+                        env[param.name.value] = Value(Kind.TENSOR)
+        return env
+
+    def parameter_value(self, param: cst.Param) -> Value:
+        """A parameter: a device by its name, a guard by its default, else unknown."""
+        value = UNKNOWN
+        if param.default is not None:
+            value = self.expr(param.default)
+            self.mark_reference(param.default)
+        if torch_api.is_device_like_name(param.name.value):
+            return Value(Kind.DEVICE, ANY_DEVICE)
+        return value if value.kind is Kind.GUARD else UNKNOWN
+
+    def parameter_seeds(self, node: cst.FunctionDef) -> dict[str, Value]:
+        """What a module-level function's parameters hold at every call in this file.
+
+        Only a tensor, module, loader or device that every call passes (joined) counts,
+        and only for a function that is called here and never used as a value (a callback
+        is called from places unseen).
+        """
+        name = node.name.value
+        calls = self.call_args.get(name)
+        if not calls or self.function_defs.get(name) is not node or self.used_as_value(name):
+            return {}
+        positional = [*node.params.posonly_params, *node.params.params]
+        seeds: dict[str, Value] = {}
+        for index, param in enumerate([*positional, *node.params.kwonly_params]):
+            joined: Value | None = None
+            for args, keywords in calls:
+                if index < len(positional) and index < len(args):
+                    value = args[index]
+                elif param.name.value in keywords:
+                    value = keywords[param.name.value]
+                else:
+                    joined = UNKNOWN  # the default: not seen here
+                    break
+                joined = value if joined is None else join(joined, value)
+            if joined is not None and joined.kind in _SEEDED_KINDS and joined.where:
+                seeds[param.name.value] = replace(joined, origins=())
+        return seeds

@@ -1,0 +1,425 @@
+"""The interpreter's expressions: names, attributes, operators, branches and containers.
+
+Every expression's value is recorded (``Records.values``) for the rules. Operators over
+tensors ``combine`` their operands: the result may be wherever any operand may be, and
+several tensors meeting are recorded as a ``Mix`` (DEV006 reads them). Boolean
+operators, ``not``, comparisons and conditional expressions over availability tests
+compute guard values (``guards.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import guards, torch_api
+from devlint.analysis.definitions import DefinitionInterpreter
+from devlint.analysis.facts import Branch, Conditional, Mix, Operand
+from devlint.analysis.interpreter import Env, batch_of, element_of
+from devlint.analysis.syntax import (
+    dotted_name,
+    number_value,
+    parameters,
+    string_value,
+    subscript_key,
+)
+from devlint.analysis.values import (
+    ANY_DEVICE,
+    CPU,
+    CUDA,
+    UNKNOWN,
+    Kind,
+    Placement,
+    Value,
+    join,
+    join_placement,
+    join_placements,
+    placement_of_device_string,
+)
+
+_CONSTANT_NAMES = {"True": True, "False": False, "None": None}
+
+
+class ExpressionInterpreter(DefinitionInterpreter):
+    """Expression handlers (see the module docstring)."""
+
+    def expr(self, node: cst.BaseExpression) -> Value:
+        handler = self.handlers.get(type(node))
+        value = handler(node) if handler is not None else UNKNOWN
+        self.rec.values[id(node)] = value
+        return value
+
+    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
+        super().__init__(guard_functions, guard_attributes)
+        self.handlers = handlers(self)
+
+    def call(self, node: cst.Call) -> Value:
+        raise NotImplementedError  # calls.py
+
+    def await_expression(self, node: cst.Await) -> Value:
+        return self.expr(node.expression)
+
+    def starred(self, node: cst.StarredElement) -> Value:
+        return self.expr(node.value)
+
+    def name(self, node: cst.Name) -> Value:
+        if node.value in _CONSTANT_NAMES:
+            return Value(Kind.CONSTANT, constant=_CONSTANT_NAMES[node.value])
+        value = self.lookup(node.value) or UNKNOWN
+        if value.kind is Kind.FUNCTION:
+            self.name_reads[node.value] += 1
+        return value
+
+    def string(self, node: cst.SimpleString) -> Value:
+        text = string_value(node)
+        if text is not None:
+            where = placement_of_device_string(text)
+            if where is not None:
+                return Value(Kind.DEVICE, where, constant=text, from_literal=not self.ctx.guarded)
+        return Value(Kind.CONSTANT, constant=text)
+
+    def formatted_string(self, node: cst.FormattedString) -> Value:
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                self.expr(part.expression)
+        head = node.parts[0] if node.parts else None
+        if isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda"):
+            return Value(Kind.DEVICE, CUDA, from_literal=not self.ctx.guarded)
+        return UNKNOWN
+
+    def number(self, node: cst.Integer | cst.Float) -> Value:
+        return Value(Kind.CONSTANT, constant=number_value(node))
+
+    def unary(self, node: cst.UnaryOperation) -> Value:
+        inner = self.expr(node.expression)
+        if type(node.operator) is cst.Not:
+            return guards.negate(inner)
+        return inner if inner.kind is Kind.TENSOR else UNKNOWN
+
+    def attribute(self, node: cst.Attribute) -> Value:
+        key = dotted_name(node)
+        if key is not None:
+            method_key = self.method_key(key)
+            if method_key is not None:
+                self.rec.attribute_loads.add(method_key)
+            known = self.lookup(key) or self.guard_attributes.get(key)
+            if known is not None:
+                return known
+            self.missed_attributes.add(key)
+        base = self.expr(node.value)
+        attr = node.attr.value
+        if base.kind is Kind.IMPORTED and base.qualname:
+            qualname = f"{base.qualname}.{attr}"
+            if qualname in torch_api.CUDA_AVAILABILITY_ATTRIBUTES:
+                return guards.CUDA_AVAILABLE
+            legacy = torch_api.legacy_tensor_type(qualname)
+            if legacy is not None:
+                return Value(Kind.TENSOR_TYPE, placement_of_device_string(legacy))
+            return Value(Kind.IMPORTED, qualname=qualname)
+        if attr == "is_cuda":
+            return guards.CUDA_AVAILABLE
+        if base.kind in (Kind.TENSOR, Kind.MODULE):
+            if attr == "device":
+                return Value(Kind.DEVICE, base.where)
+            if attr in torch_api.TENSOR_VIEW_ATTRIBUTES or (
+                base.kind is Kind.TENSOR and attr not in torch_api.NON_TENSOR_ATTRIBUTES
+            ):
+                # ``x.T``, and the fields of a model's output (``out.logits``,
+                # ``x.max(dim=1).values``): what a "tensor" value holds is on its device.
+                return base.derived()
+        if key is not None and torch_api.is_device_like_name(key) and _holds_settings(node.value):
+            return Value(Kind.DEVICE, ANY_DEVICE)  # ``self.device``, ``args.device``
+        if attr == "device":
+            return Value(Kind.DEVICE)  # the device of an unknown tensor: unknown
+        return UNKNOWN
+
+    def subscript(self, node: cst.Subscript) -> Value:
+        key = subscript_key(node)
+        known = self.lookup(key) if key is not None else None
+        base = self.expr(node.value)
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self.expr(element.slice.value)
+            elif isinstance(element.slice, cst.Slice):
+                for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if part is not None:
+                        self.expr(part)
+        if known is not None:
+            return known  # ``cfg["cuda"]`` holding an availability test
+        if base.kind is Kind.TENSOR:
+            return replace(base, whole_batch=False)
+        return UNKNOWN
+
+    def binary_operation(self, node: cst.BinaryOperation) -> Value:
+        # Left-nested chains (a + b + c + ...) are flattened so that long ones cannot
+        # exhaust the recursion limit.
+        chain: list[cst.BinaryOperation] = []
+        current: cst.BaseExpression = node
+        while type(current) is cst.BinaryOperation:
+            assert isinstance(current, cst.BinaryOperation)
+            chain.append(current)
+            current = current.left
+        left_node: cst.BaseExpression = current
+        left = self.expr(current)
+        for operation in reversed(chain):
+            right = self.expr(operation.right)
+            left = self.combine(operation, [(left_node, left), (operation.right, right)])
+            self.rec.values[id(operation)] = left
+            left_node = operation
+        return left
+
+    def combine(
+        self, node: cst.CSTNode, operands: Sequence[tuple[cst.BaseExpression | None, Value]]
+    ) -> Value:
+        """The result of an operation over tensors; records a ``Mix`` when several meet."""
+        tensors = [(n, v) for n, v in operands if v.kind is Kind.TENSOR]
+        if not tensors:
+            return UNKNOWN
+        if len(tensors) > 1:  # 0-dim tensors from numbers mix with any device
+            tensors = [(n, v) for n, v in tensors if not v.scalar] or tensors[:1]
+        if len(tensors) >= 2:
+            operands_ = tuple(Operand(n, v) for n, v in tensors)
+            self.rec.mixes[id(node)] = Mix(node, operands_, self.site())
+        known = [v.where for _, v in tensors if v.where is not None]
+        where: Placement = None
+        if known and (len(known) == len(tensors) or any(w and w != CPU for w in known)):
+            # On an accelerator if any operand may be; CPU only when every operand is
+            # (a CPU tensor meeting one of unknown placement gives unknown).
+            where = frozenset().union(*known)
+        # A result computed from CPU factories (and values of unknown placement, such as
+        # the inputs of ``forward``) still comes from those factories.
+        cpu_only = where is None or where == CPU
+        origins = tuple(o for _, v in tensors for o in v.origins) if cpu_only else ()
+        from_batch = all(v.from_batch for _, v in tensors)
+        scalar = all(v.scalar for _, v in tensors) and not _gives_shape(node)
+        return Value(Kind.TENSOR, where, from_batch=from_batch, scalar=scalar, origins=origins)
+
+    def boolean_operation(self, node: cst.BooleanOperation) -> Value:
+        left = self.expr(node.left)
+        is_and = type(node.operator) is cst.And
+        guarded = guards.is_cuda_guard(left, +1 if is_and else -1)
+        required = self.cuda_required
+        if guards.cuda_ids_test(node.left) == (+1 if is_and else -1):
+            self.cuda_required = True
+        with self.scope(guarded=self.ctx.guarded or guarded):
+            right = self.expr(node.right)  # may not run: what it requires stays with it
+        self.cuda_required = required
+        combined = guards.boolean(left, right, is_and)
+        if combined is not None:
+            return combined
+        return join(left, right) if left.kind is right.kind else UNKNOWN
+
+    def comparison(self, node: cst.Comparison) -> Value:
+        left = self.expr(node.left)
+        operands: list[tuple[cst.BaseExpression | None, Value]] = [(node.left, left)]
+        for target in node.comparisons:
+            operands.append((target.comparator, self.expr(target.comparator)))
+        for operand, _ in operands:
+            self.mark_reference(operand)
+        if len(node.comparisons) == 1:
+            first = node.comparisons[0]
+            guard = guards.comparison(node.left, first.operator, first.comparator, left)
+            if guard is not None:
+                return guard
+        return self.combine(node, operands)
+
+    def if_expression(self, node: cst.IfExp) -> Value:
+        test = self.expr(node.test)
+        ctx = self.ctx
+        self.rec.conditionals[id(node)] = Conditional(
+            node, test, ctx.backends_tested, None, self.site()
+        )
+        required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
+        placement, saved_env = guards.placement_test(node.test), self.env
+        backends = ctx.backends_tested
+        if test.kind is Kind.GUARD and test.qualname:
+            backends = backends | {test.qualname}
+        sides = []
+        for polarity, part in ((+1, node.body), (-1, node.orelse)):
+            with self.scope(
+                guarded=ctx.guarded or guards.is_cuda_guard(test, polarity),
+                backends_tested=ctx.backends_tested if polarity > 0 else backends,
+                branches=(*ctx.branches, Branch(node, part)),
+            ):
+                self.cuda_required = required or ids_test == polarity
+                if placement is not None:
+                    self.env = dict(saved_env)
+                    self.refine(placement, polarity)
+                sides.append(self.expr(part))
+        self.env, self.cuda_required = saved_env, required
+        body, orelse = sides
+        flag = guards.conditional(test, body, orelse)  # ``True if avail else False``
+        if flag is not None:
+            return flag
+        if body.kind is orelse.kind and body.kind in (Kind.DEVICE, Kind.TENSOR_TYPE):
+            return Value(body.kind, join_placement(body.where, orelse.where))
+        return join(body, orelse)
+
+    def sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
+        return self.container([self.expr(element.value) for element in node.elements])
+
+    def dictionary(self, node: cst.Dict) -> Value:
+        values = []
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                self.expr(element.key)
+            values.append(self.expr(element.value))
+        return self.container(values)
+
+    def container(self, values: Sequence[Value]) -> Value:
+        """A literal list/tuple/dict: a tensor container when every element is a tensor."""
+        if not values:
+            return Value(Kind.TENSOR, frozenset())
+        if all(value.kind is Kind.TENSOR for value in values):
+            where = join_placements(value.where for value in values)
+            origins = tuple(origin for value in values for origin in value.origins)
+            from_batch = all(v.from_batch for v in values)
+            return Value(Kind.TENSOR, where, from_batch=from_batch, origins=origins)
+        return UNKNOWN
+
+    def comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
+    ) -> Value:
+        saved, required = self.env, self.cuda_required
+        self.env = dict(saved)
+        with self.scope():
+            for_in: cst.CompFor | None = node.for_in
+            while for_in is not None:
+                iterable = self.expr(for_in.iter)
+                element, _ = self.iteration_element(for_in.iter, iterable)
+                self.bind_loop_target(for_in.target, for_in.iter, element)
+                if guards.is_cuda_guard(iterable, +1):
+                    self.narrow(guarded=True)  # ``[... for i in range(device_count())]``
+                for condition in for_in.ifs:
+                    self.expr(condition.test)
+                for_in = for_in.inner_for_in
+            if isinstance(node, cst.DictComp):
+                self.expr(node.key)
+                element_value = self.expr(node.value)
+            else:
+                element_value = self.expr(node.elt)
+        self.env, self.cuda_required = saved, required
+        if element_value.kind is Kind.TENSOR:
+            return Value(Kind.TENSOR, element_value.where, from_batch=element_value.from_batch)
+        return UNKNOWN
+
+    def named_expression(self, node: cst.NamedExpr) -> Value:
+        value = self.expr(node.value)
+        self.bind(node.target, value)
+        return value
+
+    def lambda_expression(self, node: cst.Lambda) -> Value:
+        saved, required = self.env, self.cuda_required
+        self.env = dict(saved)
+        for param in parameters(node.params):
+            self.env[param.name.value] = UNKNOWN
+        self.expr(node.body)
+        self.env, self.cuda_required = saved, required
+        return UNKNOWN
+
+    def yield_expression(self, node: cst.Yield) -> Value:
+        if isinstance(node.value, cst.BaseExpression):
+            self.expr(node.value)
+        elif isinstance(node.value, cst.From):
+            self.expr(node.value.item)
+        return UNKNOWN
+
+    def concatenated_string(self, node: cst.ConcatenatedString) -> Value:
+        self.expr(node.left)
+        self.expr(node.right)
+        return UNKNOWN
+
+    def iteration_element(self, iterable: cst.BaseExpression, value: Value) -> tuple[Value, bool]:
+        """The value of one element of ``iterable``, and whether it is a data loader."""
+        inner = _unwrap_iteration(iterable)
+        if inner is not iterable:
+            return self.iteration_element(inner, self.rec.values.get(id(inner), UNKNOWN))
+        name = dotted_name(iterable)
+        if value.kind is Kind.LOADER or (
+            value.kind is Kind.UNKNOWN and name is not None and torch_api.is_loader_like_name(name)
+        ):
+            return batch_of(value), True
+        return element_of(value), False
+
+    def bind_loop_target(
+        self, target: cst.BaseExpression, iterable: cst.BaseExpression, element: Value
+    ) -> None:
+        if type(iterable) is cst.Call and type(iterable.func) is cst.Name:
+            function = iterable.func.value
+            if function == "enumerate" and type(target) is cst.Tuple and len(target.elements) == 2:
+                self.bind(target.elements[0].value, UNKNOWN)
+                self.bind(target.elements[1].value, element)
+                return
+            if function == "zip" and type(target) is cst.Tuple:
+                for item, arg in zip(target.elements, iterable.args, strict=False):
+                    arg_value = self.rec.values.get(id(arg.value), UNKNOWN)
+                    value, _ = self.iteration_element(arg.value, arg_value)
+                    self.bind(item.value, value)
+                return
+        self.bind(target, element)
+
+
+def _holds_settings(expr: cst.BaseExpression) -> bool:
+    """``self``, ``args``, ``config``...: objects whose ``.device`` is a chosen device."""
+    name = dotted_name(expr)
+    return name is not None and name.rsplit(".", 1)[-1].lower() in torch_api.SETTINGS_HOLDERS
+
+
+def _gives_shape(node: cst.CSTNode) -> bool:
+    """``t.view(1, 3)``, ``t.expand(...)``: the result of a 0-dim tensor is no longer 0-dim."""
+    return (
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
+        and node.func.attr.value in torch_api.SHAPING_METHODS
+    )
+
+
+def _unwrap_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``enumerate(x)``, ``tqdm(x)``, ``iter(x)`` -> ``x`` (zip is handled by the caller)."""
+    if type(expr) is cst.Call and expr.args and expr.args[0].keyword is None:
+        name = dotted_name(expr.func)
+        if name is not None and name.rsplit(".", 1)[-1] in torch_api.ITERATION_WRAPPERS:
+            return expr.args[0].value
+    return expr
+
+
+# The handler of each expression type, by method name (bound per interpreter in
+# ``handlers``, so that subclasses such as the call handlers are found).
+_HANDLER_NAMES: dict[type, str] = {
+    cst.Name: "name",
+    cst.Attribute: "attribute",
+    cst.Call: "call",
+    cst.SimpleString: "string",
+    cst.FormattedString: "formatted_string",
+    cst.Integer: "number",
+    cst.Float: "number",
+    cst.Subscript: "subscript",
+    cst.BinaryOperation: "binary_operation",
+    cst.UnaryOperation: "unary",
+    cst.BooleanOperation: "boolean_operation",
+    cst.Comparison: "comparison",
+    cst.IfExp: "if_expression",
+    cst.Tuple: "sequence",
+    cst.List: "sequence",
+    cst.Set: "sequence",
+    cst.Dict: "dictionary",
+    cst.ListComp: "comprehension",
+    cst.SetComp: "comprehension",
+    cst.GeneratorExp: "comprehension",
+    cst.DictComp: "comprehension",
+    cst.NamedExpr: "named_expression",
+    cst.Lambda: "lambda_expression",
+    cst.Await: "await_expression",
+    cst.Yield: "yield_expression",
+    cst.StarredElement: "starred",
+    cst.ConcatenatedString: "concatenated_string",
+}
+
+
+def handlers(
+    interpreter: ExpressionInterpreter,
+) -> dict[type, Callable[[cst.BaseExpression], Value]]:
+    """The expression handlers of one interpreter, by node type."""
+    return {kind: getattr(interpreter, name) for kind, name in _HANDLER_NAMES.items()}

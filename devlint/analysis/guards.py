@@ -1,0 +1,308 @@
+"""Guards: device availability as a boolean value domain (SPEC §4 *Guards*).
+
+**This is the one place that decides "this ``if`` is a CUDA guard".** An availability test
+is a ``Value`` of kind ``GUARD``: ``qualname`` names the backend it tests (``cuda``,
+``mps``, ``accelerator``, ``cpu``) and ``polarity`` says which way it points (+1: truthy
+implies the backend is available; -1: falsy implies it; 0: it depends on it, in no
+known direction). The interpreter computes these values like any other, so a flag is a
+guard however it was computed and wherever it was stored:
+
+- sources: the calls of ``torch_api.CUDA_AVAILABILITY`` (``torch.cuda.is_available()``,
+  ``device_count()``...), ``x.is_cuda``, ``device.type == "cuda"``,
+  ``str(device).startswith("cuda")``, ``guard-functions`` from the configuration;
+- operators (``boolean``, ``negate``, ``comparison``, ``conditional``): ``not``,
+  ``and``/``or`` with user flags (``not args.no_cuda and torch.cuda.is_available()`` is
+  still a guard: truthy implies CUDA), ``bool(...)``, ``True if avail else False``,
+  ``device_count() > 0``;
+- storage: names, attributes (``self.use_cuda``, ``args.cuda``), constant dict keys
+  (``cfg["cuda"]``) and the return values of helpers carry the value like any other.
+
+A flag computed only from user options (``args.cuda``, never combined with an availability
+test) is not a GUARD value: it is a user choice, and code under it is unguarded.
+
+*Exits* (``always_exits``): an early ``return``/``raise``/``continue``/``break``/exit call
+on the negated test guards the rest of the block; ``assert`` on the test guards it too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import torch_api
+from devlint.analysis.syntax import dotted_name, string_value, strings_in
+from devlint.analysis.values import Kind, Value
+
+# Backends whose availability implies CUDA may be used (``accelerator`` may be CUDA: code
+# guarded by it runs only where an accelerator exists).
+_CUDA_BACKENDS = ("cuda", "accelerator")
+
+
+def availability(backend: str, polarity: int = +1) -> Value:
+    """The value of an availability test of ``backend``."""
+    return Value(Kind.GUARD, polarity=polarity, qualname=backend)
+
+
+CUDA_AVAILABLE = availability("cuda")
+
+
+def is_cuda_guard(value: Value, polarity: int) -> bool:
+    """True when ``value`` being truthy (+1) / falsy (-1) implies CUDA is available."""
+    return (
+        value.kind is Kind.GUARD and value.polarity == polarity and value.qualname in _CUDA_BACKENDS
+    )
+
+
+def negate(value: Value) -> Value:
+    """``not value``."""
+    if value.kind is Kind.GUARD:
+        return replace(value, polarity=-value.polarity)
+    if value.kind is Kind.CONSTANT and isinstance(value.constant, bool):
+        return Value(Kind.CONSTANT, constant=not value.constant)
+    return Value()
+
+
+def boolean(left: Value, right: Value, is_and: bool) -> Value | None:
+    """``left and right`` / ``left or right`` when one side tests availability.
+
+    ``a and b`` truthy implies both: +1 if either side is +1. ``a or b`` falsy implies
+    both falsy: -1 if either side is -1. The backend is the deciding side's.
+    """
+    if left.kind is not Kind.GUARD and right.kind is not Kind.GUARD:
+        return None
+    polarities = [v.polarity if v.kind is Kind.GUARD else 0 for v in (left, right)]
+    if is_and:
+        polarity = +1 if +1 in polarities else (-1 if polarities == [-1, -1] else 0)
+    else:
+        polarity = -1 if -1 in polarities else (+1 if polarities == [+1, +1] else 0)
+    guards = [v for v in (left, right) if v.kind is Kind.GUARD]
+    deciding = [v for v in guards if v.polarity == polarity] or guards
+    backend = next((v.qualname for v in deciding if v.qualname in _CUDA_BACKENDS), None)
+    return availability(backend or deciding[0].qualname or "cuda", polarity)
+
+
+def conditional(test: Value, body: Value, orelse: Value) -> Value | None:
+    """``True if avail else False`` (and ``1 if ... else 0``): the test itself, or negated."""
+    if test.kind is not Kind.GUARD:
+        return None
+    truths = [_truth(body), _truth(orelse)]
+    if truths == [True, False]:
+        return test
+    if truths == [False, True]:
+        return negate(test)
+    return None
+
+
+def _truth(value: Value) -> bool | None:
+    if value.kind is Kind.CONSTANT and isinstance(value.constant, bool | int | type(None)):
+        return bool(value.constant)
+    return None
+
+
+def comparison(
+    left_node: cst.BaseExpression,
+    operator: cst.BaseCompOp,
+    right_node: cst.BaseExpression,
+    left: Value,
+) -> Value | None:
+    """Guards written as comparisons: ``device.type == "cuda"``, ``device_count() > 0``."""
+    return (
+        _membership(operator, right_node)
+        or _named_backend(left_node, operator, right_node)
+        or _device_string(left_node, operator, right_node)
+        or _count(operator, right_node, left)
+    )
+
+
+def _membership(operator: cst.BaseCompOp, right_node: cst.BaseExpression) -> Value | None:
+    """``device.type in ("cpu", "mps")``: the other devices exclude CUDA."""
+    if not (isinstance(operator, cst.In | cst.NotIn) and type(right_node) in (cst.Tuple, cst.List)):
+        return None
+    assert isinstance(right_node, cst.Tuple | cst.List)
+    kinds = {(string_value(e.value) or "").split(":", 1)[0] for e in right_node.elements}
+    inside = isinstance(operator, cst.In)
+    if kinds == {"cuda"}:
+        return availability("cuda", +1 if inside else -1)
+    if kinds and "cuda" not in kinds and kinds <= {"cpu", "mps", "xpu", "meta"} and "cpu" in kinds:
+        return availability("cuda", -1 if inside else +1)
+    return None
+
+
+def _named_backend(
+    left_node: cst.BaseExpression, operator: cst.BaseCompOp, right_node: cst.BaseExpression
+) -> Value | None:
+    """``backend == Backend.CUDA``, ``distributed_type == DistributedType.MULTI_GPU``."""
+    equal = isinstance(operator, cst.Equal | cst.Is)
+    if not (equal or isinstance(operator, cst.NotEqual | cst.IsNot)):
+        return None
+    for side in (left_node, right_node):
+        name = dotted_name(side)
+        if (
+            name
+            and _CUDA_CONSTANT.search(name.rsplit(".", 1)[-1])
+            and ("." in name or name.isupper())
+        ):
+            return availability("cuda", +1 if equal else -1)
+    return None
+
+
+_CUDA_CONSTANT = re.compile(r"cuda|gpu", re.IGNORECASE)
+
+
+def _device_string(
+    left_node: cst.BaseExpression, operator: cst.BaseCompOp, right_node: cst.BaseExpression
+) -> Value | None:
+    """``device.type == "cuda"``, ``"cuda" in str(device)``, ``device != "cpu"``."""
+    equal = isinstance(operator, cst.Equal | cst.Is)
+    unequal = isinstance(operator, cst.NotEqual | cst.IsNot)
+    for device_side in (right_node, left_node):
+        text = string_value(device_side)
+        if text is None:
+            continue
+        kind = text.split(":", 1)[0]
+        if isinstance(operator, cst.In) and device_side is left_node and kind == "cuda":
+            return CUDA_AVAILABLE
+        if kind == "cuda" and (equal or unequal):
+            return availability("cuda", +1 if equal else -1)
+        if kind in ("cpu", "mps") and (equal or unequal):
+            # ``device.type != "cpu"`` may still mean MPS: not a CUDA guard.
+            return availability(kind, 0)
+    return None
+
+
+def _count(operator: cst.BaseCompOp, right_node: cst.BaseExpression, left: Value) -> Value | None:
+    """``device_count() > 0``, ``len(visible) == 0``: a count of devices against a number."""
+    if left.kind is not Kind.GUARD:
+        return None
+    number = int(right_node.evaluated_value) if type(right_node) is cst.Integer else None
+    if isinstance(operator, cst.GreaterThan) or (
+        isinstance(operator, cst.GreaterThanEqual) and number != 0
+    ):
+        return left
+    if isinstance(operator, cst.NotEqual | cst.IsNot) and number == 0:
+        return left
+    if (isinstance(operator, cst.Equal) and number == 0) or isinstance(operator, cst.LessThan):
+        return negate(left)
+    return None
+
+
+def catches_device_errors(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """A handler for the errors that CUDA placement raises where CUDA is absent: the
+    ``AssertionError`` of a build without CUDA (macOS, CPU wheels) included, which a bare
+    ``except RuntimeError`` (a CUDA build on a machine without a GPU) lets through."""
+    if handler.type is None:
+        return True
+    types = (
+        [element.value for element in handler.type.elements]
+        if isinstance(handler.type, cst.Tuple)
+        else [handler.type]
+    )
+    names = {dotted_name(t) for t in types}
+    return bool(names & {"AssertionError", "Exception", "BaseException"})
+
+
+def cuda_ids_test(test: cst.BaseExpression) -> int:
+    """``device_ids is not None`` (+1) / ``is None`` (-1): DDP's device ids are CUDA devices."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return 0
+    comparison = test.comparisons[0]
+    sides = (dotted_name(test.left), dotted_name(comparison.comparator))
+    if "None" not in sides or not any(
+        side and side.rsplit(".", 1)[-1] == "device_ids" for side in sides
+    ):
+        return 0
+    if isinstance(comparison.operator, cst.IsNot):
+        return +1
+    return -1 if isinstance(comparison.operator, cst.Is) else 0
+
+
+def is_exit_call(expr: cst.BaseExpression) -> bool:
+    """``sys.exit()``, ``pytest.skip()``...: the program or test ends here."""
+    if type(expr) is not cst.Call:
+        return False
+    name = dotted_name(expr.func)
+    return name is not None and name in torch_api.EXIT_CALLS
+
+
+def always_exits(body: cst.BaseSuite) -> bool:
+    """A block that never falls through (its last statement leaves, on every path)."""
+    statements = body.body
+    if not statements:
+        return False
+    last: cst.CSTNode = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    if isinstance(last, cst.Return | cst.Raise | cst.Continue | cst.Break):
+        return True
+    if isinstance(last, cst.Expr):
+        return is_exit_call(last.value)
+    if isinstance(last, cst.If) and last.orelse is not None:
+        orelse = last.orelse
+        other = orelse.body if isinstance(orelse, cst.Else) else cst.IndentedBlock(body=[orelse])
+        return always_exits(last.body) and always_exits(other)
+    return False
+
+
+_NAMES_CUDA = re.compile(r"\b(?:cuda|gpu)\b", re.IGNORECASE)
+
+
+def refusal_names_cuda(statement: cst.BaseStatement) -> bool:
+    """``if not cuda: raise/return ...`` whose body says, in a string, that CUDA is needed."""
+    return type(statement) is cst.If and any(
+        _NAMES_CUDA.search(string.value) for string in strings_in(statement.body)
+    )
+
+
+def placement_test(test: cst.BaseExpression) -> tuple[str, str, int] | None:
+    """``(name, device, +1)`` when ``test`` being truthy means ``name`` is on ``device``
+    (-1: falsy means it). ``name`` is a tensor or module (``x.is_cuda``, ``x.is_cpu``,
+    ``x.device.type == "cpu"``, ``str(x.device) != "cuda"``) or a device variable
+    (``device.type == "cuda"``, ``device == torch.device("cpu")``). Both branches refine:
+    the interpreter narrows ``name`` to ``device`` in one and removes ``device`` in the other.
+    """
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = placement_test(test.expression)
+        return (inner[0], inner[1], -inner[2]) if inner is not None else None
+    if type(test) is cst.Attribute and test.attr.value in _IS_DEVICE:
+        name = dotted_name(test.value)
+        return (name, _IS_DEVICE[test.attr.value], +1) if name is not None else None
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    comparison = test.comparisons[0]
+    if type(comparison.operator) in (cst.Equal, cst.Is):
+        polarity = +1
+    elif type(comparison.operator) in (cst.NotEqual, cst.IsNot):
+        polarity = -1
+    else:
+        return None
+    for side, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+        device = _named_device(other)
+        name = _device_holder(side) if device is not None else None
+        if device is not None and name is not None:
+            return name, device, polarity
+    return None
+
+
+_IS_DEVICE = {"is_cpu": "cpu", "is_cuda": "cuda", "is_mps": "mps"}
+
+
+def _named_device(expr: cst.BaseExpression) -> str | None:
+    """``"cpu"``, ``"cuda"``, ``torch.device("mps")``: the device kind named."""
+    if type(expr) is cst.Call and expr.args and (dotted_name(expr.func) or "").endswith("device"):
+        expr = expr.args[0].value
+    text = string_value(expr)
+    return text if text in ("cpu", "cuda", "mps") else None
+
+
+def _device_holder(side: cst.BaseExpression) -> str | None:
+    """The name whose device ``side`` reads: ``x`` in ``str(x.device)``, ``x.device.type``;
+    ``device`` in ``device.type`` or ``device`` itself."""
+    if type(side) is cst.Call and dotted_name(side.func) == "str" and side.args:
+        side = side.args[0].value
+    if type(side) is cst.Attribute and side.attr.value == "type":
+        side = side.value
+    if type(side) is cst.Attribute and side.attr.value == "device":
+        side = side.value
+    return dotted_name(side)

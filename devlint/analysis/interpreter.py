@@ -1,0 +1,286 @@
+"""The interpreter's core: state, environments, joins and scoped context.
+
+The device-flow analysis is one abstract interpretation per file. It walks the module in
+execution order with an *environment* (``Env``) that maps names and dotted attribute
+paths (``self.model``, ``cfg.[cuda]`` for ``cfg["cuda"]``) to abstract ``Value``s.
+Imports are values too, so name resolution is the same mechanism as device flow.
+Function bodies run after the module body, against its final environment, as they would
+when called from a script's main code; module-level functions are also re-run at their
+calls (bounded inlining) to learn what they return for the arguments given.
+
+The parts, one job each:
+
+- ``interpreter.py`` (this file): the state, ``Context`` (loop, guard, function, class,
+  branches: set for a region with ``with self.scope(...)``, restored by the interpreter,
+  never by hand), environments and their joins, the fixpoint for loops;
+- ``statements.py``: statements, branches, loops, functions and classes;
+- ``expressions.py``: expressions and operators;
+- ``calls.py``: calls: torch APIs (through ``torch_api.call_effect``), tensor and module
+  methods, this file's functions and classes;
+- ``guards.py``: availability as a boolean value domain; ``requirements.py``: *CUDA
+  required* contexts; ``torch_api.py``: the torch semantics table and the name guesses;
+- ``facts.py``: what rules read (records and the query API); ``values.py``: the lattice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from devlint.analysis.facts import (
+    AttributeStore,
+    Branch,
+    CallRecord,
+    Conditional,
+    LoaderLoop,
+    Mix,
+    Site,
+)
+from devlint.analysis.syntax import dotted_name, subscript_key
+from devlint.analysis.values import CPU, UNKNOWN, Kind, Value, join
+
+Env = dict[str, Value]
+MAX_LOOP_PASSES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where the interpreter is: what a ``Site`` records besides *CUDA required*."""
+
+    guarded: bool = False  # only runs where CUDA is available
+    loop: LoaderLoop | None = None  # innermost loop over a data loader
+    function: cst.FunctionDef | None = None
+    class_name: str | None = None
+    conditional: bool = False  # inside an if/while/try nested in the loader loop's body
+    branches: tuple[Branch, ...] = ()
+    backends_tested: frozenset[str] = frozenset()  # the if/elif chain this is the else of
+
+
+@dataclass(slots=True)
+class Records:
+    """What one analysis run records for the rules (swapped out while inlining a call)."""
+
+    values: dict[int, Value] = field(default_factory=dict)
+    calls: dict[int, CallRecord] = field(default_factory=dict)
+    mixes: dict[int, Mix] = field(default_factory=dict)
+    conditionals: dict[int, Conditional] = field(default_factory=dict)
+    attribute_stores: list[AttributeStore] = field(default_factory=list)
+    attribute_loads: set[tuple[str, str, str]] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class PendingBody:
+    """A function body to analyse once the enclosing code has run."""
+
+    node: cst.FunctionDef
+    context: Context
+    cuda_required: bool = False  # where the ``def`` ran
+    owner: str | None = None  # the module-level function it is (or is nested in)
+    closure: Env | None = None  # a nested function: the enclosing function's names
+
+
+class Interpreter:
+    """State and environment operations; the handlers live in the mixins that extend it."""
+
+    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
+        self.guard_functions = guard_functions
+        self.guard_leaf_names = frozenset(name.rsplit(".", 1)[-1] for name in guard_functions)
+        # Attributes such as ``args.cuda`` that hold an availability test somewhere in the
+        # file; a function may read one before the analysis reaches its assignment.
+        self.guard_attributes: Env = dict(guard_attributes)
+        self.missed_attributes: set[str] = set()
+        self.rec = Records()
+        self.ctx = Context()
+        self.module_env: Env = {}
+        self.env: Env = self.module_env
+        self.pending: list[PendingBody] = []
+        self.attribute_parents: set[str] = set()  # ``a``, ``a.b`` for every ``a.b.c`` held
+        self.module_done = False  # the module's top-level code has been analysed
+        self.returns: list[Value] | None = None  # return values, while inlining
+        # *CUDA required* (requirements.py): the flag on the current path, flow state that
+        # is joined after branches like the environment.
+        self.cuda_required = False
+        self.exits_without_cuda = False  # a ``return`` where CUDA was not yet required
+        self.owner: str | None = None  # the module-level function being analysed
+        # Module-level functions: their calls (arguments, sites), reads of their names.
+        self.local_calls: list[tuple[str, Site, str | None]] = []
+        self.owned_records: list[tuple[CallRecord, str]] = []
+        self.name_reads: Counter[str] = Counter()
+        self.name_calls: Counter[str] = Counter()
+
+    # -- handlers provided by the mixins (statements.py, expressions.py, calls.py)
+
+    def expr(self, node: cst.BaseExpression) -> Value:
+        raise NotImplementedError
+
+    def suite(self, body: cst.BaseSuite) -> bool:
+        raise NotImplementedError
+
+    # -- context
+
+    @contextmanager
+    def scope(self, **changes: object) -> Iterator[Context]:
+        """Run a region with the context changed; the previous context comes back after."""
+        saved = self.ctx
+        self.ctx = replace(saved, **changes) if changes else saved  # type: ignore[arg-type]
+        try:
+            yield self.ctx
+        finally:
+            self.ctx = saved
+
+    def narrow(self, **changes: object) -> None:
+        """Change the context for the rest of the current scope (after an early exit)."""
+        self.ctx = replace(self.ctx, **changes)  # type: ignore[arg-type]
+
+    def site(self) -> Site:
+        ctx = self.ctx
+        return Site(
+            ctx.guarded,
+            ctx.loop,
+            ctx.function,
+            ctx.class_name,
+            ctx.conditional,
+            ctx.branches,
+            self.cuda_required,
+        )
+
+    # -- environment
+
+    def lookup(self, name: str) -> Value | None:
+        value = self.env.get(name)
+        if value is None and self.env is not self.module_env:
+            value = self.module_env.get(name)
+        return value
+
+    def method_key(self, key: str) -> tuple[str, str, str] | None:
+        """``(class, method, attr)`` for ``self.attr`` read or written in a method."""
+        ctx = self.ctx
+        if ctx.class_name is None or ctx.function is None or not key.startswith("self."):
+            return None
+        return (ctx.class_name, ctx.function.name.value, key[len("self.") :])
+
+    def bind(self, target: cst.BaseExpression, value: Value) -> None:
+        """Assign ``value`` to a target: a name, attribute, subscript, tuple or starred."""
+        if type(target) is cst.Name or type(target) is cst.Attribute:
+            key = dotted_name(target)
+            if key is not None:
+                self.store(key, value, target)
+            elif type(target) is cst.Attribute:
+                self.expr(target.value)
+        elif type(target) is cst.Tuple or type(target) is cst.List:
+            element = element_of(value)
+            for item in target.elements:
+                self.bind(item.value, element)
+        elif type(target) is cst.StarredElement:
+            self.bind(target.value, value)
+        elif type(target) is cst.Subscript:
+            self.bind_subscript(target, value)
+
+    def store(self, key: str, value: Value, target: cst.BaseExpression | None = None) -> None:
+        """Bind a dotted key, forgetting what was known about its attributes."""
+        self.env[key] = value
+        self.remember(key)
+        self.forget_attributes_of(key)
+        method_key = self.method_key(key)
+        if method_key is not None and target is not None:
+            self.rec.attribute_stores.append(AttributeStore(*method_key, value, target))
+        if "." in key and value.kind is Kind.GUARD:
+            self.guard_attributes[key] = value
+
+    def bind_subscript(self, target: cst.Subscript, value: Value) -> None:
+        self.expr(target)
+        key = subscript_key(target)
+        if key is not None and value.kind is Kind.GUARD:
+            self.store(key, value)  # ``cfg["cuda"] = torch.cuda.is_available()``
+        base = dotted_name(target.value)
+        container = self.lookup(base) if base is not None else None
+        if base and container and container.from_batch and value.kind is Kind.TENSOR:
+            # ``batch[k] = batch[k].to(device)``: the batch is being moved.
+            self.env[base] = Value(Kind.TENSOR, value.where)
+
+    def bind_pairwise(self, target: cst.BaseExpression, source: cst.BaseExpression) -> bool:
+        """``a, b = x, y``: bind element by element; False when the shapes differ."""
+        if not (
+            isinstance(target, cst.Tuple | cst.List)
+            and isinstance(source, cst.Tuple | cst.List)
+            and len(target.elements) == len(source.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in source.elements)
+        ):
+            return False
+        values = [self.expr(e.value) for e in source.elements]
+        for element, value in zip(target.elements, values, strict=True):
+            self.bind(element.value, value)
+        return True
+
+    def remember(self, key: str) -> None:
+        """Note that ``key`` (``self.net.fc``) is held: its parents may need forgetting."""
+        while "." in key:
+            key = key.rsplit(".", 1)[0]
+            if key in self.attribute_parents:
+                break
+            self.attribute_parents.add(key)
+
+    def forget_attributes_of(self, key: str) -> None:
+        if key not in self.attribute_parents:
+            return  # nothing like ``key.attr`` was ever stored: no scan (linear analysis)
+        prefix = key + "."
+        for name in [name for name in self.env if name.startswith(prefix)]:
+            del self.env[name]
+
+    def mark_reference(self, node: cst.BaseExpression | None) -> None:
+        """The call's result is compared, returned or a default: not itself a placement."""
+        record = self.rec.calls.get(id(node)) if node is not None else None
+        if record is not None:
+            record.reference_only = True
+
+    def join_envs(self, envs: Sequence[Env]) -> Env:
+        if not envs:
+            return dict(self.env)
+        if len(envs) == 1:
+            return envs[0]
+        result: Env = {}
+        for key in set().union(*envs):
+            present = [env[key] for env in envs if key in env]
+            value = present[0]
+            for other in present[1:]:
+                value = join(value, other)
+            result[key] = value
+        return result
+
+    def settle(self, original: Env, joined: Env) -> None:
+        """Make ``joined`` the current environment, in the dict object the scope owns."""
+        if joined is not original:
+            original.clear()
+            original.update(joined)
+        self.env = original
+
+    def loop_body(self, run_once: Callable[[], None]) -> None:
+        """Run a loop body until the environment at its head stops changing."""
+        for _ in range(MAX_LOOP_PASSES):
+            head = dict(self.env)
+            run_once()
+            merged = self.join_envs([head, self.env])
+            self.settle(self.env, merged)
+            if merged == head:
+                break
+
+
+def element_of(value: Value) -> Value:
+    """An element of a container (unpacking, iteration)."""
+    if value.kind is Kind.TENSOR:
+        return replace(value, whole_batch=False)
+    if value.kind is Kind.LOADER:
+        return batch_of(value)
+    return UNKNOWN
+
+
+def batch_of(loader: Value) -> Value:
+    """One batch of a loader: on the CPU unless its dataset's tensors were moved."""
+    if loader.where and loader.where != CPU:
+        return Value(Kind.TENSOR, loader.where, whole_batch=True)
+    return Value(Kind.TENSOR, CPU, from_batch=True, whole_batch=True)

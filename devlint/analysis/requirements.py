@@ -1,0 +1,125 @@
+"""*CUDA required*: code written to run with CUDA only, by a contract visible in the file.
+
+Weaker than a guard (``guards.py``): nothing tested for CUDA, but the code cannot mean to
+run without it. Only DEV011 reads it (``Site.cuda_required``); placements (DEV003) and
+pin_memory (DEV005) keep to guards. It holds
+
+- in a branch on DDP ``device_ids is not None`` (CUDA device ids, by torch's contract):
+  branch-local, joined after ``if`` and ``try``, dropped after loops, comprehensions and
+  the right of ``and``/``or``; a function defined in the branch inherits it. An earlier
+  call that merely raises without CUDA (``.cuda()``, ``torch.cuda.synchronize()``,
+  ``init_process_group("nccl")``) does not count: each unguarded call is its own report;
+- in every method of a class whose ``__init__`` requires CUDA (or is guarded: ``if not
+  torch.cuda.is_available(): raise``) on each path that returns;
+- in a method named for CUDA (``def cuda(self)``, ``def _replay_cuda_graph``);
+- in a module-level function named for CUDA that this file never calls from code where
+  CUDA is not required, and in one that this file calls, only from such code (and never
+  uses as a value): its callers hold the precondition (``callers_require_cuda``);
+- everywhere in a module that imports a ``torch_api.CUDA_ONLY_PACKAGES`` package at module
+  level, unconditionally or under ``if is_..._available():`` (not inside ``try``, which
+  means an optional dependency);
+- everywhere in a module that creates CUDA streams (``torch.cuda.Stream()``) outside any
+  if/try branch: streams have no meaning without CUDA;
+- everywhere in a library module (``is_library_module``) with a function that refuses to
+  run without CUDA in words (``if not torch.cuda.is_available(): raise ImportError("...
+  requires CUDA")``): the module is a CUDA integration whose callers come through that gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import torch_api
+from devlint.analysis.facts import CallRecord, Site
+from devlint.analysis.syntax import is_main_test, module_name
+
+
+def is_cuda_contract_name(name: str) -> bool:
+    """A function named for CUDA (``def cuda``, ``_replay_cuda_graph``), not for a choice
+    or a check (``to_gpu_or_cpu``, ``is_gpu_available``): see ``torch_api.NAME_GUESSES``."""
+    return bool(torch_api.CUDA_CONTRACT_NAME.search(name)) and not (
+        torch_api.NOT_CUDA_CONTRACT_NAME.search(name)
+    )
+
+
+def imports_cuda_only_package(module: cst.Module) -> bool:
+    """A module-level import of a CUDA-only package, unconditional or under an ``if``
+    availability check (``if is_megatron_lm_available(): from megatron ...``); imports
+    inside ``try`` (an optional dependency) or ``if TYPE_CHECKING:`` do not count."""
+    statements: list[cst.CSTNode] = []
+    for statement in module.body:
+        if isinstance(statement, cst.If) and type(statement.test) is cst.Call:
+            statements.extend(statement.body.body)
+        else:
+            statements.append(statement)
+    for line in statements:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            names: list[str] = []
+            if isinstance(small, cst.Import):
+                names = [module_name(alias.name) for alias in small.names]
+            elif isinstance(small, cst.ImportFrom) and not small.relative:
+                names = [module_name(small.module)]
+            if any(name.split(".", 1)[0] in torch_api.CUDA_ONLY_PACKAGES for name in names):
+                return True
+    return False
+
+
+def is_library_module(module: cst.Module) -> bool:
+    """No work at the top level: only imports, definitions, assignments and docstrings."""
+    for statement in module.body:
+        if isinstance(statement, cst.If) and is_main_test(statement.test):
+            return False
+        if isinstance(statement, cst.For | cst.While | cst.With):
+            return False
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            type(small) is cst.Expr and type(small.value) is not cst.SimpleString
+            for small in statement.body
+        ):
+            return False
+    return True
+
+
+def creates_cuda_streams(records: Iterable[CallRecord]) -> bool:
+    """A ``torch.cuda.Stream()`` outside any branch: not one side of a test."""
+    return any(r.callee in torch_api.CUDA_STREAMS and not r.site.branches for r in records)
+
+
+def callers_require_cuda(
+    owned: list[tuple[CallRecord, str]],
+    local_calls: list[tuple[str, Site, str | None]],
+    used_as_value: set[str],
+) -> None:
+    """Mark *CUDA required* the records of module-level functions held by their callers.
+
+    A function named for CUDA holds it unless this file calls it from code where CUDA is
+    not required (a script's ``gpu_info()`` call from its main code keeps the reports); any
+    other function holds it when this file calls it, only from code where CUDA is guarded
+    or required. A function this file also uses as a value (a callback, in
+    ``used_as_value``) is called from places unseen: neither. ``owned`` pairs each record
+    DEV011 could report with the function it is in; ``local_calls`` are the calls of this
+    file's functions with their sites and the function they are in.
+    """
+    candidates = {owner for _, owner in owned}
+    callers: dict[str, list[tuple[Site, str | None]]] = {}
+    for name, site, owner in local_calls:
+        if name in candidates:
+            callers.setdefault(name, []).append((site, owner))
+    required: set[str] = set()
+    changed = True
+    while changed:  # a caller may itself be required by its own callers
+        changed = False
+        for name in candidates - required - used_as_value:
+            sites = [(site, owner) for site, owner in callers.get(name, []) if owner != name]
+            if (sites or is_cuda_contract_name(name)) and all(
+                site.guarded or site.cuda_required or owner in required for site, owner in sites
+            ):
+                required.add(name)
+                changed = True
+    for record, owner in owned:
+        if owner in required:
+            record.site = replace(record.site, cuda_required=True)

@@ -1,0 +1,454 @@
+"""The interpreter's statements: blocks, branches, loops, ``try``, functions and classes.
+
+Branches run in copies of the environment and are joined after; a branch that always
+leaves (``return``, ``raise``, ...) drops out of the join, so an early exit on a negated
+availability test guards the rest of its block (``guards.py``). Both sides of a device
+test refine the value tested (``guards.placement_test``): ``if x.is_cuda: ... else: ...``
+knows ``x`` is not on CUDA in the ``else``. Loops run to a fixpoint. ``def`` queues the
+body (``PendingBody``) to run once the enclosing code has run; classes record which of
+them are ``nn.Module``s and what their methods store on ``self``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import guards, torch_api
+from devlint.analysis.facts import Branch, Conditional, LoaderLoop
+from devlint.analysis.interpreter import Env, Interpreter, element_of
+from devlint.analysis.syntax import dotted_name, module_name, string_value
+from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu, join_placement
+
+# Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
+_ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
+
+
+class StatementInterpreter(Interpreter):
+    """Statement handlers (see the module docstring)."""
+
+    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
+        super().__init__(guard_functions, guard_attributes)
+        self.refuses_without_cuda = False  # a function here refuses to run without CUDA
+        self.compound: dict[type, Callable[[cst.CSTNode], None]] = {
+            kind: getattr(self, name) for kind, name in _COMPOUND_NAMES.items()
+        }
+
+    def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
+        """Run a block; True when it always leaves (return, raise, continue, break, exit)."""
+        exits = False
+        with self.scope():
+            for index, statement in enumerate(statements):
+                following = statements[index + 1] if index + 1 < len(statements) else None
+                if self.statement(statement, following):
+                    exits = True
+                if self.guards_rest_of_block(statement):
+                    self.narrow(guarded=True)
+                    if self.ctx.function is not None and guards.refusal_names_cuda(statement):
+                        self.refuses_without_cuda = True
+                left_behind = self.backend_left_behind(statement)
+                if left_behind:
+                    self.narrow(backends_tested=self.ctx.backends_tested | left_behind)
+        return exits
+
+    def backend_left_behind(self, statement: cst.BaseStatement) -> frozenset[str]:
+        """``if mps_available: return "mps"``: what follows is the else of that test."""
+        if type(statement) is cst.If and statement.orelse is None:
+            test = self.rec.values.get(id(statement.test), UNKNOWN)
+            if test.kind is Kind.GUARD and test.qualname and guards.always_exits(statement.body):
+                return frozenset({test.qualname})
+        return frozenset()
+
+    def guards_rest_of_block(self, statement: cst.BaseStatement) -> bool:
+        """``if not cuda: return`` / ``assert torch.cuda.is_available()``."""
+        if type(statement) is cst.If and statement.orelse is None:
+            test = self.rec.values.get(id(statement.test), UNKNOWN)
+            return guards.is_cuda_guard(test, -1) and guards.always_exits(statement.body)
+        if type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) is cst.Assert:
+                    test = self.rec.values.get(id(small.test), UNKNOWN)
+                    if guards.is_cuda_guard(test, +1):
+                        return True
+        return False
+
+    def suite(self, body: cst.BaseSuite) -> bool:
+        if type(body) is cst.IndentedBlock:
+            return self.block(body.body)
+        assert isinstance(body, cst.SimpleStatementSuite)
+        return any(self.small_statement(small) for small in body.body)
+
+    def statement(self, stmt: cst.BaseStatement, following: cst.BaseStatement | None) -> bool:
+        kind = type(stmt)
+        if kind is cst.SimpleStatementLine:
+            assert isinstance(stmt, cst.SimpleStatementLine)
+            return any(self.small_statement(small) for small in stmt.body)
+        if kind is cst.If:
+            assert isinstance(stmt, cst.If)
+            return self.if_statement(stmt, following)
+        if kind is cst.With:
+            assert isinstance(stmt, cst.With)
+            for item in stmt.items:
+                value = self.expr(item.item)
+                if item.asname is not None:
+                    self.bind(item.asname.name, value)
+            return self.suite(stmt.body)
+        handler = self.compound.get(kind)
+        if handler is not None:
+            handler(stmt)
+        return False
+
+    def small_statement(self, small: cst.BaseSmallStatement) -> bool:
+        """Run one simple statement; True when it leaves the block."""
+        kind = type(small)
+        if kind is cst.Expr:
+            assert isinstance(small, cst.Expr)
+            self.expression_statement(small.value)
+            return guards.is_exit_call(small.value)
+        if kind is cst.Assign:
+            assert isinstance(small, cst.Assign)
+            self.assign(small)
+        elif kind is cst.AnnAssign:
+            assert isinstance(small, cst.AnnAssign)
+            if small.value is not None:
+                self.bind(small.target, self.expr(small.value))
+        elif kind is cst.AugAssign:
+            assert isinstance(small, cst.AugAssign)
+            current, value = self.expr(small.target), self.expr(small.value)
+            operands = [(small.target, current), (small.value, value)]
+            self.bind(small.target, self.combine(small, operands))
+        elif kind is cst.Return:
+            assert isinstance(small, cst.Return)
+            self.return_statement(small)
+            return True
+        elif kind is cst.Raise:
+            assert isinstance(small, cst.Raise)
+            if small.exc is not None:
+                self.expr(small.exc)
+            return True
+        elif kind is cst.Break or kind is cst.Continue:
+            return True
+        elif kind is cst.Assert:
+            assert isinstance(small, cst.Assert)
+            self.expr(small.test)
+            if small.msg is not None:
+                self.expr(small.msg)
+            self.refine(guards.placement_test(small.test), +1)
+        elif kind is cst.Import:
+            assert isinstance(small, cst.Import)
+            self.import_names(small)
+        elif kind is cst.ImportFrom:
+            assert isinstance(small, cst.ImportFrom)
+            self.import_from(small)
+        elif kind is cst.Del:
+            assert isinstance(small, cst.Del)
+            self.expr(small.target)
+        return False
+
+    def combine(
+        self, node: cst.CSTNode, operands: Sequence[tuple[cst.BaseExpression | None, Value]]
+    ) -> Value:
+        raise NotImplementedError  # expressions.py
+
+    def assign(self, small: cst.Assign) -> None:
+        if len(small.targets) == 1 and self.bind_pairwise(small.targets[0].target, small.value):
+            return
+        value = self.expr(small.value)
+        if value.scalar and value.origins == (small.value,) and len(small.targets) == 1:
+            # ``rewards = torch.tensor(r)``: the name it gets says it holds several.
+            name = dotted_name(small.targets[0].target) or ""
+            value = replace(value, scalar=not torch_api.names_a_sequence(name))
+        for target in small.targets:
+            self.bind(target.target, value)
+            if type(small.value) is cst.Dict:
+                self.bind_dict_guards(target.target, small.value)
+
+    def bind_dict_guards(self, target: cst.BaseExpression, literal: cst.Dict) -> None:
+        """``cfg = {"cuda": torch.cuda.is_available()}``: ``cfg["cuda"]`` is a guard."""
+        name = dotted_name(target)
+        if name is None:
+            return
+        for element in literal.elements:
+            if isinstance(element, cst.DictElement):
+                key = string_value(element.key)
+                value = self.rec.values.get(id(element.value), UNKNOWN)
+                if key is not None and value.kind is Kind.GUARD:
+                    self.store(f"{name}.[{key}]", value)
+
+    def return_statement(self, small: cst.Return) -> None:
+        if small.value is not None:
+            returned = self.expr(small.value)
+            self.mark_reference(small.value)
+            if self.returns is not None:
+                self.returns.append(returned)
+        if not (self.cuda_required or self.ctx.guarded):
+            self.exits_without_cuda = True
+
+    def import_names(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = module_name(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.env[alias.asname.name.value] = Value(Kind.IMPORTED, qualname=full)
+            else:
+                top = full.split(".", 1)[0]
+                self.env[top] = Value(Kind.IMPORTED, qualname=top)
+
+    def import_from(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return  # names from a star import stay unknown; the rest of the file is analysed
+        base = "." * len(node.relative) + module_name(node.module)
+        for alias in node.names:
+            name = module_name(alias.name)
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            qualname = f"{base}.{name}" if base and not base.endswith(".") else base + name
+            self.env[local] = Value(Kind.IMPORTED, qualname=qualname)
+
+    def expression_statement(self, expr: cst.BaseExpression) -> None:
+        """A bare call: a discarded result, and the in-place effects of module methods."""
+        self.expr(expr)
+        if type(expr) is not cst.Call:
+            return
+        record = self.rec.calls.get(id(expr))
+        if record is not None:
+            record.discarded = True
+        if type(expr.func) is not cst.Attribute:
+            return
+        func = expr.func
+        while func.attr.value in torch_api.MODULE_SELF_METHODS:  # ``model.to(dev).eval()``
+            inner = func.value
+            if not (type(inner) is cst.Call and type(inner.func) is cst.Attribute):
+                break
+            expr, func = inner, inner.func
+        key = dotted_name(func.value)
+        if key is not None:
+            self.in_place_effect(expr, key, func.attr.value)
+
+    def in_place_effect(self, call: cst.Call, key: str, method: str) -> None:
+        """``model.to(device)`` moves a module in place; containers grow with their parts."""
+        receiver = self.lookup(key) or UNKNOWN
+        values = self.rec.values
+        if method in torch_api.MOVE_METHODS and (
+            receiver.kind is not Kind.TENSOR or receiver.whole_batch
+        ):
+            self.env[key] = values.get(id(call), receiver)
+        elif receiver.kind is Kind.MODULE and method in _ADDS_MODULES and call.args:
+            # ``seq.add_module("conv", layer)``: the container also lives where the part does.
+            part = values.get(id(call.args[-1].value), UNKNOWN)
+            where = join_placement(receiver.where, part.where) if part.kind is Kind.MODULE else None
+            self.env[key] = Value(Kind.MODULE, where)
+        elif method in ("append", "extend", "insert") and call.args:
+            item = values.get(id(call.args[-1].value), UNKNOWN)
+            if method == "extend":
+                item = element_of(item)
+            if item.kind is Kind.TENSOR and receiver.kind is Kind.TENSOR:
+                self.env[key] = Value(Kind.TENSOR, join_placement(receiver.where, item.where))
+            elif receiver.kind is Kind.TENSOR:
+                self.env[key] = UNKNOWN
+
+    def if_statement(self, node: cst.If, following: cst.BaseStatement | None) -> bool:
+        test = self.expr(node.test)
+        ctx = self.ctx
+        self.rec.conditionals[id(node)] = Conditional(
+            node, test, ctx.backends_tested, following, self.site()
+        )
+        original, before = self.env, dict(self.env)
+        required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
+        placement = guards.placement_test(node.test)
+        conditional = ctx.loop is not None
+        with self.scope(
+            guarded=ctx.guarded or guards.is_cuda_guard(test, +1),
+            conditional=conditional,
+            branches=(*ctx.branches, Branch(node, node.body)),
+        ):
+            self.cuda_required = required or ids_test > 0
+            self.refine(placement, +1)
+            self.refine_to_tensor(node.test)
+            body_exits = self.suite(node.body)
+        body_env, body_required = self.env, self.cuda_required
+        self.env = dict(before)
+        backends = ctx.backends_tested
+        if test.kind is Kind.GUARD and test.qualname:
+            backends = backends | {test.qualname}
+        else_branches = ctx.branches
+        if node.orelse is not None:
+            else_branches = (*ctx.branches, Branch(node, node.orelse))
+        with self.scope(
+            guarded=ctx.guarded or guards.is_cuda_guard(test, -1),
+            conditional=conditional,
+            backends_tested=backends,
+            branches=else_branches,
+        ):
+            self.cuda_required = required or ids_test < 0
+            self.refine(placement, -1)
+            else_exits = self.else_part(node.orelse)
+        moved_to_cpu: Env = {}
+        if node.orelse is None and test.kind is Kind.GUARD and not body_exits:
+            # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case.
+            moved_to_cpu = {k: v for k, v in body_env.items() if is_cpu(v.where)}
+        outcomes = [
+            (body_env, body_required, body_exits),
+            (self.env, self.cuda_required, else_exits),
+        ]
+        self.join_outcomes(original, before, outcomes, required)
+        self.env.update(moved_to_cpu)
+        return body_exits and else_exits
+
+    def else_part(self, orelse: cst.If | cst.Else | None) -> bool:
+        if type(orelse) is cst.If:
+            assert isinstance(orelse, cst.If)
+            return self.if_statement(orelse, None)
+        if type(orelse) is cst.Else:
+            assert isinstance(orelse, cst.Else)
+            return self.suite(orelse.body)
+        return False
+
+    def join_outcomes(
+        self, original: Env, before: Env, outcomes: list[tuple[Env, bool, bool]], required: bool
+    ) -> None:
+        """After branches: the join of the environments (and *CUDA required*) of the
+        branches that fall through."""
+        live = [(env, needs) for env, needs, exits in outcomes if not exits]
+        self.cuda_required = required or (bool(live) and all(needs for _, needs in live))
+        self.settle(original, self.join_envs([env for env, _ in live]) if live else before)
+
+    def refine(self, test: tuple[str, str, int] | None, branch: int) -> None:
+        """Narrow the value a device test names, in one of its branches (``guards.py``)."""
+        if test is None:
+            return
+        name, device, polarity = test
+        value = self.lookup(name)
+        if value is None or value.kind not in (Kind.TENSOR, Kind.MODULE, Kind.DEVICE):
+            return
+        if polarity == branch:
+            where = frozenset({device})
+        elif value.where and value.where - {device}:
+            where = value.where - {device}
+        else:
+            return
+        self.env[name] = replace(value, where=where)
+
+    def refine_to_tensor(self, test: cst.BaseExpression) -> None:
+        """``if torch.is_tensor(v):`` / ``isinstance(v, torch.Tensor)`` (or the left of an
+        ``and``): in the body, ``v`` is a tensor, wherever it is."""
+        while type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+            test = test.left
+        record = self.rec.calls.get(id(test))
+        if record is None or not record.args or type(test) is not cst.Call:
+            return
+        if record.callee == "torch.is_tensor" or (
+            dotted_name(test.func) == "isinstance"
+            and len(record.args) == 2
+            and record.args[1].qualname == "torch.Tensor"
+        ):
+            name = dotted_name(test.args[0].value)
+            if name is not None and (self.lookup(name) or UNKNOWN).kind is Kind.UNKNOWN:
+                self.env[name] = Value(Kind.TENSOR)
+
+    def for_statement(self, node: cst.For) -> None:
+        iterable = self.expr(node.iter)
+        element, is_loader = self.iteration_element(node.iter, iterable)
+        ctx, required = self.ctx, self.cuda_required
+        changes: dict[str, object] = {}
+        if is_loader:
+            changes.update(loop=LoaderLoop(node), conditional=False)
+        if guards.is_cuda_guard(self.rec.values.get(id(node.iter), UNKNOWN), +1):
+            changes["guarded"] = True  # ``for i in range(torch.cuda.device_count())``
+
+        def run_once() -> None:
+            self.cuda_required = required  # the body may not run at all
+            self.bind_loop_target(node.target, node.iter, element)
+            self.suite(node.body)
+
+        with self.scope(**changes):
+            self.loop_body(run_once)
+        self.cuda_required = required
+        del ctx
+        if node.orelse is not None:
+            self.suite(node.orelse.body)
+
+    def iteration_element(self, iterable: cst.BaseExpression, value: Value) -> tuple[Value, bool]:
+        raise NotImplementedError  # expressions.py
+
+    def bind_loop_target(
+        self, target: cst.BaseExpression, iterable: cst.BaseExpression, element: Value
+    ) -> None:
+        raise NotImplementedError  # expressions.py
+
+    def while_statement(self, node: cst.While) -> None:
+        required = self.cuda_required
+
+        def run_once() -> None:
+            self.cuda_required = required
+            test = self.expr(node.test)
+            with self.scope(guarded=self.ctx.guarded or guards.is_cuda_guard(test, +1)):
+                self.suite(node.body)
+
+        self.loop_body(run_once)
+        self.cuda_required = required
+        if node.orelse is not None:
+            self.suite(node.orelse.body)
+
+    def try_statement(self, node: cst.Try | cst.TryStar) -> None:
+        original, before = self.env, dict(self.env)
+        ctx, required = self.ctx, self.cuda_required
+        # ``try: x.cuda() except RuntimeError: ...`` probes for CUDA and handles its absence.
+        probes = any(guards.catches_device_errors(h) for h in node.handlers)
+        with self.scope(
+            guarded=ctx.guarded or probes, branches=(*ctx.branches, Branch(node, node.body))
+        ):
+            body_exits = self.suite(node.body)
+        if node.orelse is not None and not body_exits:
+            self.suite(node.orelse.body)
+        after_body = dict(self.env)
+        outcomes = [(after_body, self.cuda_required, body_exits)]
+        for handler in node.handlers:
+            self.env = self.join_envs([before, after_body])
+            self.cuda_required = required  # the body stopped anywhere
+            if handler.type is not None:
+                self.expr(handler.type)
+            with self.scope(branches=(*ctx.branches, Branch(node, handler))):
+                exits = self.suite(handler.body)
+            outcomes.append((self.env, self.cuda_required, exits))
+        self.join_outcomes(original, before, outcomes, required)
+        if node.finalbody is not None:
+            self.suite(node.finalbody.body)
+
+    def match_statement(self, node: cst.Match) -> None:
+        self.expr(node.subject)
+        original, before = self.env, dict(self.env)
+        required = self.cuda_required
+        outcomes: list[Env] = []
+        for case in node.cases:
+            self.env = dict(before)
+            self.cuda_required = required
+            if not self.suite(case.body):
+                outcomes.append(self.env)
+        self.settle(original, self.join_envs([*outcomes, before]))
+        self.cuda_required = required
+
+    # -- definitions (functions, classes): see definitions.py
+
+    def function_def(self, node: cst.FunctionDef, class_name: str | None) -> None:
+        raise NotImplementedError  # definitions.py
+
+    def class_def(self, node: cst.ClassDef) -> None:
+        raise NotImplementedError  # definitions.py
+
+    def plain_function_def(self, node: cst.FunctionDef) -> None:
+        self.function_def(node, class_name=None)
+
+
+# The handler of each compound statement, by method name (bound per interpreter).
+_COMPOUND_NAMES: dict[type, str] = {
+    cst.For: "for_statement",
+    cst.While: "while_statement",
+    cst.Try: "try_statement",
+    cst.TryStar: "try_statement",
+    cst.Match: "match_statement",
+    cst.FunctionDef: "plain_function_def",
+    cst.ClassDef: "class_def",
+}

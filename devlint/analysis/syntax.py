@@ -1,0 +1,128 @@
+"""Small readers of libcst syntax shared by the analysis: names, literals, parameters.
+
+Nothing here knows about devices or torch; it turns syntax into plain Python values.
+The checks use ``type(node) is`` rather than ``isinstance``: libcst's node classes are
+ABCs, whose failing ``isinstance`` checks go through ABCMeta (a hot path).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def dotted_name(expr: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    parts: list[str] = []
+    while type(expr) is cst.Attribute:
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if type(expr) is not cst.Name:
+        return None
+    parts.append(expr.value)
+    return ".".join(reversed(parts))
+
+
+def module_name(expr: cst.BaseExpression | None) -> str:
+    """The dotted name of an import's module (empty for ``from . import x``)."""
+    if expr is None:
+        return ""
+    return dotted_name(expr) or ""
+
+
+def leaf_of(name: str) -> str:
+    """``c`` for ``a.b.c``."""
+    return name.rsplit(".", 1)[-1]
+
+
+def string_value(expr: cst.BaseExpression) -> str | None:
+    """The value of a string literal; plain ones without ``literal_eval`` (a hot path)."""
+    if type(expr) is cst.SimpleString:
+        raw = expr.value
+        if raw[0] in "'\"" and "\\" not in raw:
+            return raw[3:-3] if raw[:3] in ('"""', "'''") else raw[1:-1]
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def number_value(node: cst.Integer | cst.Float) -> object:
+    """The value of a number literal, without ``literal_eval`` where plain."""
+    try:
+        text = node.value.replace("_", "")
+        return int(text, 0) if type(node) is cst.Integer else float(text)
+    except ValueError:  # 0o17-style octal is fine for int(..., 0); this is the rest
+        return node.evaluated_value
+
+
+def subscript_key(node: cst.Subscript) -> str | None:
+    """``cfg.[cuda]`` for ``cfg["cuda"]``: a constant string key read like an attribute."""
+    base = dotted_name(node.value)
+    if base is None or len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    if type(index) is not cst.Index:
+        return None
+    key = string_value(index.value)
+    return f"{base}.[{key}]" if key is not None else None
+
+
+def parameters(params: cst.Parameters) -> list[cst.Param]:
+    """Every parameter of a function, ``*args`` and ``**kwargs`` included."""
+    result = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if isinstance(params.star_arg, cst.Param):
+        result.append(params.star_arg)
+    if params.star_kwarg is not None:
+        result.append(params.star_kwarg)
+    return result
+
+
+def strings_in(node: cst.CSTNode) -> list[cst.SimpleString | cst.FormattedStringText]:
+    """Every string literal (and f-string text part) under ``node``."""
+    if isinstance(node, cst.SimpleString | cst.FormattedStringText):
+        return [node]
+    return [found for child in node.children for found in strings_in(child)]
+
+
+def is_main_test(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"``."""
+    if type(test) is not cst.Comparison:
+        return False
+    sides = {dotted_name(test.left), string_value(test.comparisons[0].comparator)}
+    return sides == {"__name__", "__main__"}
+
+
+class _MethodShape(cst.CSTVisitor):
+    """Whether a method reads ``self.<...>`` and whether it moves or converts anything."""
+
+    def __init__(self) -> None:
+        self.reads_self = False
+        self.moves = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if type(node.value) is cst.Name and node.value.value == "self":
+            self.reads_self = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if type(node.func) is cst.Attribute and node.func.attr.value in _MOVES_OR_CONVERTS:
+            self.moves = True
+
+
+_MOVES_OR_CONVERTS = frozenset({"to", "cuda", "cpu", "numpy", "tolist", "item"})
+
+
+def changes_binding(decorator: cst.Decorator) -> bool:
+    """``@staticmethod``, ``@property``, ``@x.setter``: not a plain method of the instance
+    (``@torch.no_grad()`` and other wrappers are)."""
+    target = decorator.decorator
+    name = dotted_name(target.func if type(target) is cst.Call else target) or ""
+    return leaf_of(name) in ("staticmethod", "classmethod", "property", "cached_property", "setter")
+
+
+def computes_on_parameters(method: cst.FunctionDef) -> bool:
+    """A module method that reads ``self.<...>`` (its layers, buffers) and neither moves
+    nor converts anything: called on a moved module, its inputs meet the module's
+    device and its result stays there. One that moves its inputs itself
+    (``x.to(self.device)``) or hands back host data (``.cpu().numpy()``) is not one."""
+    shape = _MethodShape()
+    method.body.visit(shape)
+    return shape.reads_self and not shape.moves
