@@ -48,7 +48,7 @@ class Site:
     branches: tuple[Branch, ...] = ()
     # Written to run with CUDA only, though nothing tests for it: a contract visible in the
     # file (a method named for CUDA, callers that check first, DDP device ids, a
-    # CUDA-only package...; the *CUDA required* notes in flow.py). Weaker than ``guarded``:
+    # CUDA-only package...; requirements.py). Weaker than ``guarded``:
     # only DEV011 uses it; placements (DEV003) and pin_memory (DEV005) keep to guards.
     cuda_required: bool = False
 
