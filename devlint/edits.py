@@ -9,7 +9,6 @@ is imported as (``{torch}``) and the file's layout (newline, indentation).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +19,7 @@ from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
 from devlint.diagnostics import Applicability, Edit, Fix, Location
 from devlint.rule import BLOCK_INDENT, FixPlan
+from devlint.source import LINE_BREAK
 
 SELECTIONS = {
     "three-way": (
@@ -146,7 +146,7 @@ class FixContext:
 
     def _indent(self, row: int) -> str:
         if self._lines is None:
-            self._lines = re.split(r"\r\n|\r|\n", self.module.code)  # not splitlines(): \x0c
+            self._lines = LINE_BREAK.split(self.module.code)  # not splitlines(): \x0c
         line = self._lines[row - 1] if 0 < row <= len(self._lines) else ""
         return line[: len(line) - len(line.lstrip(" \t"))]
 

@@ -1,0 +1,111 @@
+"""Notebooks: IPython syntax only where a statement starts, timed code analysed, cell diffs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from devlint.api import FixMode, lint_path, lint_text
+from devlint.cli import main
+from devlint.engine import CheckOptions
+from devlint.notebooks import read_notebook, rewrite
+from devlint.rule import all_rules
+
+DEFAULTS = CheckOptions(frozenset(code for code, rule in all_rules().items() if rule.default))
+
+
+def notebook(*cells: str, indent: int = 1) -> bytes:
+    """A notebook of code cells (a cell starting with ``md:`` is markdown)."""
+    return (
+        json.dumps(
+            {
+                "cells": [
+                    {
+                        "cell_type": "markdown" if text.startswith("md:") else "code",
+                        "metadata": {},
+                        "source": text.removeprefix("md:").splitlines(keepends=True),
+                    }
+                    for text in cells
+                ],
+                "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            },
+            indent=indent,
+        )
+        + "\n"
+    ).encode()
+
+
+def found(data: bytes) -> list[tuple[str, int | None, int, int]]:
+    result = lint_text(data, "nb.ipynb", DEFAULTS)
+    return [(d.code, d.cell, d.start.row, d.start.column) for d in result.diagnostics]
+
+
+def test_a_percent_continuation_line_inside_brackets_is_python() -> None:
+    data = notebook(
+        "import torch\nx = torch.zeros(3).cuda()\n"
+        'print("epoch %d loss %.3f"\n      % (1, 0.5))\n'
+        "y = (1\n% 2)\n"
+        '"""\n%not a magic inside a string\n"""\n'
+    )
+    assert found(data) == [("DEV003", 1, 2, 5)]
+
+
+def test_magics_at_statement_starts_are_skipped_anywhere_in_a_cell() -> None:
+    data = notebook(
+        "!nvidia-smi\nimport torch\nfiles = !ls\n%matplotlib inline\ntorch.zeros?\n"
+        "# is this a question?\nif True:\n    %load_ext autoreload\n"
+        "x = torch.zeros(3).cuda()\n"
+    )
+    assert found(data) == [("DEV003", 1, 9, 5)]
+
+
+def test_time_magics_run_python_and_it_is_checked_at_its_own_columns() -> None:
+    data = notebook(
+        "import torch\n%time a = torch.zeros(3).cuda()\n%timeit -n 3 torch.ones(2).cuda()",
+        "%%time\nb = torch.zeros(3).cuda()",
+        "%%bash\necho $x.cuda()",
+    )
+    assert found(data) == [
+        ("DEV003", 1, 2, 11),
+        ("DEV003", 1, 3, 14),
+        ("DEV008", 1, 3, 14),  # the moved tensor is discarded: the body is analysed
+        ("DEV003", 2, 2, 5),
+    ]
+
+
+def test_fixing_timed_code_keeps_the_magic(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(notebook("import torch", "%time a = torch.zeros(3).cuda()", "%%bash\nls"))
+    result = lint_path(path, "nb.ipynb", DEFAULTS, FixMode())
+    assert result.applied == {"DEV003": 1} and result.error is None
+    sources = ["".join(cell["source"]) for cell in json.loads(path.read_bytes())["cells"]]
+    assert sources[1] == "%time a = torch.zeros(3).to(device)"
+    assert sources[2] == "%%bash\nls"
+    assert "device = torch.device(" in sources[0]
+
+
+def test_a_fix_that_would_lose_a_magic_is_refused() -> None:
+    data = notebook("import torch\n%time x = 1")
+    source = read_notebook(data)
+    assert source is not None
+    with pytest.raises(Exception, match="IPython syntax"):
+        rewrite(data, source.text.replace("  # devlint-magic: 0", ""))
+
+
+def test_diff_prints_changed_cells_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    before = notebook("import torch", "md:# Title", "x = torch.zeros(3).cuda()\nprint(x)")
+    path.write_bytes(before)
+    result = CliRunner().invoke(main, ["--diff", "--no-cache", str(path)])
+    assert result.exit_code == 1, result.output
+    assert path.read_bytes() == before
+    diff = result.stdout
+    assert f"--- {path}:cell 3\n+++ {path}:cell 3\n" in diff
+    assert "-x = torch.zeros(3).cuda()\n+x = torch.zeros(3).to(device)\n print(x)\n" in diff
+    assert f"--- {path}:cell 1\n" in diff and ":cell 2" not in diff
+    assert '\\"' not in diff and '"cells"' not in diff  # source lines, not the JSON
