@@ -100,7 +100,9 @@ class Settings:
         """What to check in ``path`` (per-file ignores applied)."""
         config = self.config
         codes = codes_for_file(path, config.root, config.per_file_ignores, self.enabled)
-        return CheckOptions(codes, config.guard_functions, config.accelerator_api)
+        return CheckOptions(
+            codes, config.guard_functions, config.accelerator_api, line_length=config.line_length
+        )
 
 
 def load_settings(config_file: Path | None, overrides: Overrides = Overrides()) -> Settings:

@@ -55,7 +55,9 @@ KNOWN_KEYS: tuple[str, ...] = (
     "guard-functions",
     "accelerator-api",
     "cache-dir",
+    "line-length",
 )
+DEFAULT_LINE_LENGTH = 88  # ruff's and black's default
 # Looked for in every directory, in this order, before pyproject.toml (like ruff.toml).
 CONFIG_FILENAMES: tuple[str, ...] = (".devlint.toml", "devlint.toml")
 
@@ -89,6 +91,7 @@ class FileConfig:
     guard_functions: tuple[str, ...] = ()
     accelerator_api: str = "auto"  # "auto" | "torch.accelerator" | "three-way"
     cache_dir: Path | None = None  # absolute: resolved relative to root
+    line_length: int = DEFAULT_LINE_LENGTH  # fixes keep their lines within it
 
 
 # --------------------------------------------------------------------------- finding
@@ -147,7 +150,8 @@ def load_config(path: Path | None) -> FileConfig:
     has a ``[tool.devlint]`` table, there.
     """
     if path is None:
-        return FileConfig(path=None, root=Path.cwd())
+        cwd = Path.cwd()
+        return FileConfig(path=None, root=cwd, line_length=ruff_line_length(cwd))
     path = Path(path)
     shown = _display(path)
     if not path.exists():
@@ -198,6 +202,7 @@ def _validate(section: dict[str, Any], where: str, root: Path, path: Path) -> Fi
     guard_functions = get("guard-functions", _dotted_names)
     accelerator_api = get("accelerator-api", _accelerator_api)
     cache_dir = get("cache-dir", _directory)
+    line_length = get("line-length", _line_length) or ruff_line_length(root)
     if cache_dir is not None and not cache_dir.is_absolute():
         cache_dir = root / cache_dir
     return FileConfig(
@@ -212,6 +217,7 @@ def _validate(section: dict[str, Any], where: str, root: Path, path: Path) -> Fi
         guard_functions=guard_functions or (),
         accelerator_api=accelerator_api or "auto",
         cache_dir=cache_dir,
+        line_length=line_length,
     )
 
 
@@ -280,6 +286,36 @@ def _accelerator_api(key: str, value: Any, where: str) -> str:
         expected = "one of " + ", ".join(f"'{api}'" for api in ACCELERATOR_APIS)
         raise _invalid(key, where, expected, value)
     return value
+
+
+def _line_length(key: str, value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 320:
+        raise _invalid(key, where, "an integer from 1 to 320", value)
+    return value
+
+
+def ruff_line_length(directory: Path) -> int:
+    """ruff's ``line-length`` for code in ``directory`` (its nearest ruff configuration:
+    ``.ruff.toml``, ``ruff.toml`` or a ``pyproject.toml`` with ``[tool.ruff]``), else 88."""
+    for folder in (directory, *directory.parents):
+        for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
+            try:
+                data = tomllib.loads((folder / name).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            tool = data.get("tool")
+            section = (
+                data
+                if name != "pyproject.toml"
+                else tool.get("ruff")
+                if isinstance(tool, dict)
+                else None
+            )
+            if isinstance(section, dict):
+                value = section.get("line-length")
+                valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
+                return value if valid else DEFAULT_LINE_LENGTH
+    return DEFAULT_LINE_LENGTH
 
 
 def _directory(key: str, value: Any, where: str) -> Path:

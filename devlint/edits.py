@@ -31,14 +31,30 @@ SELECTIONS = {
         'else {torch}.device("cpu")'
     ),
 }
+# The same selections, one part a line, for when one line would be too long.
+WRAPPED_SELECTIONS = {
+    "three-way": (
+        '{torch}.device({nl}{tab}"cuda"{nl}{tab}if {torch}.cuda.is_available(){nl}'
+        '{tab}else "mps"{nl}{tab}if {torch}.backends.mps.is_available(){nl}{tab}else "cpu"{nl})'
+    ),
+    "torch.accelerator": (
+        "({nl}{tab}{torch}.accelerator.current_accelerator(){nl}"
+        "{tab}if {torch}.accelerator.is_available(){nl}"
+        '{tab}else {torch}.device("cpu"){nl})'
+    ),
+}
 DEVICE_NAME = "device"
 
 
 def selection_code(accelerator_api: str, torch_name: str, source: str = "") -> str:
     """The device-selection expression fixes write (SPEC §5), for ``accelerator-api``."""
+    return SELECTIONS[_api(accelerator_api, source)].format(torch=torch_name)
+
+
+def _api(accelerator_api: str, source: str) -> str:
     if accelerator_api == "auto":
-        accelerator_api = "torch.accelerator" if ".accelerator." in source else "three-way"
-    return SELECTIONS[accelerator_api].format(torch=torch_name)
+        return "torch.accelerator" if ".accelerator." in source else "three-way"
+    return accelerator_api
 
 
 @dataclass(slots=True)
@@ -49,6 +65,7 @@ class FixContext:
     positions: Mapping[cst.CSTNode, CodeRange]
     facts: FileFacts
     accelerator_api: str = "auto"
+    line_length: int = 88  # a line a fix writes is no longer, unless it already was
     header_row: int = 0  # new lines go before this row (set by ``build_all``)
     _scopes: list[tuple[int, int, cst.FunctionDef | cst.ClassDef]] | None = None
     _lines: list[str] | None = None
@@ -100,8 +117,7 @@ class FixContext:
                 if not unconditional:
                     return None  # a selection at module level would run without torch
                 device = DEVICE_NAME
-                selection = selection_code(self.accelerator_api, names["torch"], self.module.code)
-                header.append(f"{device} = {selection}")
+                header.append(f"{device} = {self._selection(names['torch'])}")
             names["device"] = device
         edits = []
         for edit in plan.edits:
@@ -119,6 +135,15 @@ class FixContext:
         if header:
             edits.append(self._header_edit(header))
         return Fix(applicability, plan.message, tuple(sorted(edits, key=_edit_key)))
+
+    def _selection(self, torch_name: str, width: int = len(f"{DEVICE_NAME} = ")) -> str:
+        """The device selection, wrapped when it would not fit after ``width`` columns."""
+        code = selection_code(self.accelerator_api, torch_name, self.module.code)
+        if width + len(code) <= self.line_length:
+            return code
+        layout = {"nl": self.module.default_newline, "tab": self.module.default_indent}
+        api = _api(self.accelerator_api, self.module.code)
+        return WRAPPED_SELECTIONS[api].format(torch=torch_name, **layout)
 
     def _span(self, node: cst.CSTNode) -> tuple[Location, Location]:
         span = self.positions[node]

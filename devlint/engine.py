@@ -39,6 +39,7 @@ class CheckOptions:
     accelerator_api: str = "auto"  # the device selection fixes write (SPEC §5)
     ignore_noqa: bool = False  # --ignore-noqa: report what noqa comments would silence
     unfixable: frozenset[str] = frozenset()  # codes whose fixes are withheld (--unfixable)
+    line_length: int = 88  # the longest line a fix writes where the line was shorter
 
 
 def unreadable(message: str, display: str, options: CheckOptions) -> list[Diagnostic]:
@@ -185,7 +186,9 @@ def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[
         for key, (rule, finding) in unique.items()
         if finding.fix is not None and rule.fix is not None
     ]
-    context = FixContext(module, positions, facts, options.accelerator_api)
+    context = FixContext(
+        module, positions, facts, options.accelerator_api, line_length=options.line_length
+    )
     built = context.build_all([(plan, applicability) for _, plan, applicability in fixable])
     fix_of = {key: fix for (key, _, _), fix in zip(fixable, built, strict=True)}
     diagnostics = []

@@ -106,6 +106,7 @@ def _cache_key(task: FileTask) -> str | None:
             options.accelerator_api,
             options.ignore_noqa,
             sorted(options.unfixable),
+            options.line_length,
         )
     )
     return ResultCache.key(data, task.display, settings)

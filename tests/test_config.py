@@ -443,3 +443,31 @@ def test_file_outside_the_root_still_matches_by_name(tmp_path: Path) -> None:
     root = tmp_path / "project"
     assert off_for(outside, root, {"conftest.py": ("DEV001",)}) == ["DEV001"]
     assert off_for(outside, root, {"tests/*": ("DEV001",)}) == []
+
+
+# --------------------------------------------------------------------------- line-length
+
+
+def test_line_length_comes_from_tool_devlint_then_tool_ruff_then_88(tmp_path: Path) -> None:
+    ruff = '[tool.ruff]\nline-length = 100\n\n[tool.devlint]\nselect = ["DEV"]\n'
+    assert load_config(write(tmp_path / "a" / "pyproject.toml", ruff)).line_length == 100
+    both = ruff + "line-length = 120\n"
+    assert load_config(write(tmp_path / "b" / "pyproject.toml", both)).line_length == 120
+    plain = write(tmp_path / "c" / "devlint.toml", 'select = ["DEV"]\n')
+    assert load_config(plain).line_length == 88
+    write(tmp_path / "c" / "ruff.toml", "line-length = 79\n")
+    assert load_config(plain).line_length == 79
+
+
+def test_line_length_without_a_devlint_config_is_ruffs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.ruff]\nline-length = 110\n")
+    monkeypatch.chdir(tmp_path)
+    assert load_config(None).line_length == 110
+
+
+@pytest.mark.parametrize("value", ["0", '"100"', "true", "1000"])
+def test_a_bad_line_length_is_an_error(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path / "pyproject.toml", f"[tool.devlint]\nline-length = {value}\n")
+    assert "an integer from 1 to 320" in error_of(path)

@@ -47,3 +47,34 @@ def test_a_batch_move_goes_first_when_the_loop_moves_nothing_yet() -> None:
     text = text.replace("model(images) * masks", "model(images.to(device)) * masks.to(device)")
     lines = fixed(text, "DEV002").splitlines()
     assert lines[lines.index("    # to the device") + 1] == "    labels = labels.to(device)"
+
+
+SCRIPT = "import torch\n\nx = torch.zeros(3).cuda()\n"
+ONE_LINE = (
+    'device = torch.device("cuda" if torch.cuda.is_available() '
+    'else "mps" if torch.backends.mps.is_available() else "cpu")\n'
+)
+WRAPPED = """\
+device = torch.device(
+    "cuda"
+    if torch.cuda.is_available()
+    else "mps"
+    if torch.backends.mps.is_available()
+    else "cpu"
+)
+"""
+
+
+def test_a_device_selection_longer_than_the_line_length_is_wrapped() -> None:
+    assert WRAPPED in fixed(SCRIPT, "DEV003")
+    wide = CheckOptions(frozenset({"DEV003"}), line_length=120)
+    assert ONE_LINE in fix_text(SCRIPT, "example.py", wide, unsafe=True).text
+
+
+def test_the_torch_accelerator_selection_is_wrapped_too() -> None:
+    options = CheckOptions(frozenset({"DEV003"}), accelerator_api="torch.accelerator")
+    assert (
+        "device = (\n    torch.accelerator.current_accelerator()\n"
+        "    if torch.accelerator.is_available()\n"
+        '    else torch.device("cpu")\n)\n'
+    ) in fix_text(SCRIPT, "example.py", options, unsafe=True).text

@@ -39,8 +39,8 @@ def devlint(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.Compl
 
 CUDA_SCRIPT = "import torch\n\nx = torch.zeros(3).cuda()\nprint(x.numpy())\n"
 SELECTION = (
-    'device = torch.device("cuda" if torch.cuda.is_available() '
-    'else "mps" if torch.backends.mps.is_available() else "cpu")'
+    'device = torch.device(\n    "cuda"\n    if torch.cuda.is_available()\n    else "mps"\n'
+    '    if torch.backends.mps.is_available()\n    else "cpu"\n)'
 )
 
 
