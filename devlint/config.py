@@ -303,18 +303,14 @@ def ruff_line_length(directory: Path) -> int:
                 data = tomllib.loads((folder / name).read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
-            tool = data.get("tool")
-            section = (
-                data
-                if name != "pyproject.toml"
-                else tool.get("ruff")
-                if isinstance(tool, dict)
-                else None
-            )
+            section = data if name != "pyproject.toml" else data.get("tool", {})
+            if name == "pyproject.toml":
+                section = section.get("ruff") if isinstance(section, dict) else None
             if isinstance(section, dict):
                 value = section.get("line-length")
-                valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
-                return value if valid else DEFAULT_LINE_LENGTH
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
+                return DEFAULT_LINE_LENGTH
     return DEFAULT_LINE_LENGTH
 
 
