@@ -282,3 +282,8 @@ def show_rule(code: str) -> None:
         match.fix or "", "No fix."
     )
     click.echo(header + "\n\n" + match.documentation())
+    from devlint.verify.observed import rule_lines  # the runtime record; no torch
+
+    observed = rule_lines(match.code)
+    if observed:
+        click.echo("\n" + "\n".join(observed))

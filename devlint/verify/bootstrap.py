@@ -304,7 +304,10 @@ class _TorchState:
                 None if device.type == "cpu" else device
             ),
         }
+        # Only what changed is set again: use_deterministic_algorithms imports torch._inductor
+        # (2 s and more on torch 2.13), a cost no program should pay for an unchanged flag.
         current: dict[str, Callable[[], Any]] = {
+            "deterministic": torch.are_deterministic_algorithms_enabled,
             "threads": torch.get_num_threads,
             "device": getattr(torch, "get_default_device", lambda: None),
         }

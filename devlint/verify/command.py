@@ -17,6 +17,14 @@ import click
 
 from devlint.verify.devices import TORCH_MISSING, TorchMissing, parse_device_option
 from devlint.verify.fixture_set import FixtureError
+from devlint.verify.observed import (
+    Record,
+    default_record_path,
+    load_record,
+    merge,
+    observe,
+    write_record,
+)
 from devlint.verify.plan import Plan
 from devlint.verify.report import render_rich, render_text, to_json
 from devlint.verify.runner import RunResult, VerifyOptions, VerifyReport, run_verify
@@ -45,6 +53,16 @@ def _fail(message: str) -> NoReturn:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option(
+    "--record",
+    "record_to",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[FILE]",
+    help="Write what this run observed (device, torch, date, outcome per program) into the "
+    "record FILE (default: the observed.json shipped with devlint), merged per column.",
+)
+@click.option(
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
@@ -70,6 +88,7 @@ def verify(
     devices: tuple[str, ...],
     rules: tuple[str, ...],
     as_json: bool,
+    record_to: str | None,
     jobs: int | None,
     timeout: float,
     fixture_dir: Path | None,
@@ -89,18 +108,24 @@ def verify(
         _fail(TORCH_MISSING)
     except FixtureError as error:
         _fail(f"error: {error}")
-    _print(report, as_json)
+    base = None
+    if record_to is not None:
+        target = default_record_path() if record_to == "-" else Path(record_to)
+        base = merge(load_record(target), observe(report))
+        write_record(base, target)
+        click.echo(f"recorded {len(report.results)} outcomes in {target}", err=True)
+    _print(report, as_json, base)
     sys.exit(report.exit_code)
 
 
-def _print(report: VerifyReport, as_json: bool) -> None:
+def _print(report: VerifyReport, as_json: bool, record: Record | None) -> None:
     out = sys.stdout
     if as_json:
-        out.write(json.dumps(to_json(report), indent=2) + "\n")
+        out.write(json.dumps(to_json(report, record), indent=2) + "\n")
     elif out.isatty():
-        render_rich(report, out)
+        render_rich(report, out, record)
     else:
-        render_text(report, out)
+        render_text(report, out, record)
     out.flush()
 
 

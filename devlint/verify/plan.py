@@ -147,6 +147,10 @@ def plan_runs(rules: Sequence[RuleFixtures], columns: Sequence[Column], workdir:
                     )
                 )
         for path in rule.fixed:
+            if _unchanged(path):
+                reason = "the golden fix changes nothing (no fix for this case): nothing to check"
+                plan.skipped.extend(Skipped(rule.code, path.name, FIXED, c, reason) for c in real)
+                continue
             plan.runs.extend(_clean_runs(rule, path.name, FIXED, path, real, own_warnings, next_id))
         if fixer is None:
             continue
@@ -172,6 +176,15 @@ def plan_runs(rules: Sequence[RuleFixtures], columns: Sequence[Column], workdir:
             fixed = write_live_fix(text, path, workdir)
             plan.runs.extend(_clean_runs(rule, name, LIVE_FIX, fixed, real, own_warnings, next_id))
     return plan
+
+
+def _unchanged(fixed: Path) -> bool:
+    """A ``bad_x.fixed.py`` identical to its ``bad_x.py``: the rule offers no fix there."""
+    original = fixed.with_name(fixed.name[: -len(".fixed.py")] + ".py")
+    try:
+        return fixed.read_bytes() == original.read_bytes()
+    except OSError:
+        return False
 
 
 def _clean_runs(

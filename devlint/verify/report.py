@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from devlint.verify.devices import Column
 from devlint.verify.emulation import emulation_for
-from devlint.verify.expectations import tail
+from devlint.verify.expectations import DEVICES, tail
+from devlint.verify.observed import (
+    CONTRADICTED,
+    Record,
+    Status,
+    cell_text,
+    classify,
+    counts,
+    load_record,
+    merge,
+    observe,
+    sources,
+)
 from devlint.verify.runner import RunResult, VerifyReport
 
 STDERR_LINES = 6
@@ -165,20 +178,64 @@ def footer_lines(report: VerifyReport) -> list[str]:
     return lines
 
 
-def render_text(report: VerifyReport, out: TextIO) -> None:
+def _aligned(rows: list[list[str]], out: TextIO) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        print("  ".join(cells).rstrip(), file=out)
+
+
+def render_text(report: VerifyReport, out: TextIO, record: Record | None = None) -> None:
     """Plain aligned text (stdout is not a terminal)."""
     matrix = build_matrix(report)
     names = [column.name for column in report.columns]
     rows = [["rule", *names]]
     rows += [[rule, *(row[name].text for name in names)] for rule, row in matrix.items()]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for line in header_lines(report):
         print(line, file=out)
     print(file=out)
-    for row in rows:
-        cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        print("  ".join(cells).rstrip(), file=out)
-    _sections(report, matrix, out)
+    _aligned(rows, out)
+    _sections(report, matrix, out, record)
+
+
+# --- observed vs declared --------------------------------------------------------------------
+
+OBSERVED_TITLE = (
+    "Observed vs declared (each expect.toml expectation: real = seen on that device, "
+    "virtual = seen only in a CPU column posing as it, declared = never checked):"
+)
+
+
+def observed_view(
+    report: VerifyReport, record: Record | None = None
+) -> tuple[Record, list[Status]]:
+    """The record (default: the shipped one plus this run) and every expectation's status."""
+    if record is None:
+        record = merge(load_record(), observe(report))
+    return record, classify(report.plan.rules, record)
+
+
+def observed_lines(record: Record, statuses: list[Status]) -> list[str]:
+    """The observed-vs-declared table, where the observations come from, contradictions."""
+    table = counts(statuses)
+    rows = [["rule", *DEVICES]]
+    rows += [
+        [rule, *(cell_text(row[device]) if device in row else "-" for device in DEVICES)]
+        for rule, row in table.items()
+    ]
+    lines = [OBSERVED_TITLE]
+    buffer = io.StringIO()
+    _aligned(rows, buffer)
+    lines += ["  " + line for line in buffer.getvalue().splitlines()]
+    lines += ["  observed by:", *(f"    {line}" for line in sources(record) or ["nothing yet"])]
+    contradicted = [status for status in statuses if status.level == CONTRADICTED]
+    if contradicted:
+        lines.append(f"  contradicted ({len(contradicted)}):")
+        lines += [
+            f"    {s.rule}/{s.file} on {s.column}: declared {s.declared}; saw {s.got}"
+            for s in contradicted
+        ]
+    return lines
 
 
 STYLES = {
@@ -190,7 +247,7 @@ STYLES = {
 }
 
 
-def render_rich(report: VerifyReport, out: TextIO) -> None:
+def render_rich(report: VerifyReport, out: TextIO, record: Record | None = None) -> None:
     """A rich table (stdout is a terminal)."""
     from rich.console import Console
     from rich.table import Table
@@ -208,10 +265,12 @@ def render_rich(report: VerifyReport, out: TextIO) -> None:
         console.print(Text(line))
     console.print(table)
     console.file.flush()
-    _sections(report, matrix, out)
+    _sections(report, matrix, out, record)
 
 
-def _sections(report: VerifyReport, matrix: Matrix, out: TextIO) -> None:
+def _sections(
+    report: VerifyReport, matrix: Matrix, out: TextIO, record: Record | None = None
+) -> None:
     not_run = not_run_lines(matrix)
     if not_run:
         print("\nNot run:", file=out)
@@ -227,12 +286,17 @@ def _sections(report: VerifyReport, matrix: Matrix, out: TextIO) -> None:
             for line in explain(result):
                 print(f"  {line}", file=out)
     print(file=out)
+    record, statuses = observed_view(report, record)
+    for line in observed_lines(record, statuses):
+        print(line, file=out)
+    print(file=out)
     for line in footer_lines(report):
         print(line, file=out)
 
 
-def to_json(report: VerifyReport) -> dict[str, Any]:
+def to_json(report: VerifyReport, record: Record | None = None) -> dict[str, Any]:
     matrix = build_matrix(report)
+    record, statuses = observed_view(report, record)
     emulations = {rule.code: emulation_for(rule.code) for rule in report.plan.rules}
     return {
         "torch": report.found.torch_version,
@@ -261,6 +325,11 @@ def to_json(report: VerifyReport) -> dict[str, Any]:
         "emulation": {
             code: {"mechanism": emulation.mechanism, "limits": emulation.limits}
             for code, emulation in emulations.items()
+        },
+        "observed": {
+            "sources": sources(record),
+            "counts": counts(statuses),
+            "expectations": [status.to_json(record) for status in statuses],
         },
         "live_fix": report.plan.live_fix,
         "summary": {

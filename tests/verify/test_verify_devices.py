@@ -200,7 +200,7 @@ def test_rich_table() -> None:
     text = out.getvalue()
     assert "NVIDIA H100" in text
     assert "DEV001" in text and "FAIL 1/2" in text
-    assert "cuda (emulated)" not in text
+    assert "cuda (emulated)" not in text.split("Observed vs declared")[0]  # the table's part
 
 
 def test_json_has_the_matrix_runs_and_durations() -> None:
