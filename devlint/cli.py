@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import json
 import logging
 import os
 import sys
@@ -14,12 +16,13 @@ import click
 
 from devlint import __version__
 from devlint.api import FixMode, LintOutcome, LintRequest, Overrides, UsageError, lint
-from devlint.config import ConfigError
+from devlint.config import ConfigError, find_config, load_config
 from devlint.diagnostics import Diagnostic
 from devlint.discovery import DiscoveryError
+from devlint.docs import DEFAULT_DOCS_URL, DOC_FORMATS, rule_markdown, rule_url, write_docs
 from devlint.noqa import add_noqa as add_noqa_directives
-from devlint.report import FORMATS, ReportOptions, RuleInfo, render
-from devlint.rule import all_rules
+from devlint.report import FORMATS, STATISTICS_FORMATS, ReportOptions, RuleInfo, render
+from devlint.rule import Rule, all_rules
 
 
 class UserError(Exception):
@@ -35,8 +38,9 @@ class DefaultGroup(click.Group):
     }
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        known = set(self.commands) | set(self.lazy_commands) | {"--help", "-h", "--version"}
-        if not args or args[0] not in known:
+        commands = [*self.commands, *self.lazy_commands]
+        if not args or args[0] not in {*commands, "--help", "-h", "--version"}:
+            _refuse_a_misspelled_command(args[0] if args else "-", commands)
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
@@ -48,6 +52,15 @@ class DefaultGroup(click.Group):
             command = getattr(importlib.import_module(self.lazy_commands[name]), name)
             return command if isinstance(command, click.Command) else None
         return super().get_command(ctx, name)
+
+
+def _refuse_a_misspelled_command(word: str, commands: list[str]) -> None:
+    """``devlint checkk``: not a path, and close to a command: say so (exit 2)."""
+    if word.startswith("-") or "/" in word or "." in word or os.path.lexists(word):
+        return
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.75)
+    if close:
+        _fail(f"`{word}` is neither a command nor a path; did you mean `{close[0]}`?")
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -149,6 +162,9 @@ def check(
         show_progress=sys.stderr.isatty() and not quiet,
     )
     try:
+        if statistics and output_format not in STATISTICS_FORMATS:
+            formats = ", ".join(STATISTICS_FORMATS)
+            raise UserError(f"--statistics cannot be written as {output_format} (use {formats})")
         if add_noqa and Path("-") in paths:
             raise UserError("--add-noqa cannot change stdin; give file paths")
         if add_noqa and fix_mode:
@@ -182,6 +198,7 @@ def check(
         files_checked=outcome.files_checked,
         cwd=Path.cwd(),
         fixed=outcome.applied_per_file if fix_mode else None,
+        docs_url=DEFAULT_DOCS_URL,
     )
     out = sys.stderr if outcome.fixed_stdin is not None else sys.stdout
     if outcome.fixed_stdin is not None:
@@ -246,15 +263,26 @@ def _log_warnings(quiet: bool) -> None:
     logging.addLevelName(logging.WARNING, "warning")
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
 
 
 @main.command("rules")
-def list_rules() -> None:
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="A table, or JSON objects (code, name, summary, default, fix, url, explanation).",
+)
+def list_rules(output_format: str) -> None:
     """List every rule: code, name, default on/off, fix."""
     rules = all_rules()
+    if output_format == "json":
+        template = _docs_url_of_cwd()
+        click.echo(json.dumps([_rule_json(rule, template) for rule in rules.values()], indent=2))
+        return
     width = max(len(rule.name) for rule in rules.values())
     click.echo(f"{'code':<7} {'name':<{width}} {'default':<8} {'fix':<7} summary")
     for code, rule in rules.items():
@@ -265,25 +293,70 @@ def list_rules() -> None:
 
 @main.command("rule")
 @click.argument("code")
-def show_rule(code: str) -> None:
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def show_rule(code: str, output_format: str) -> None:
     """Show the documentation of one rule (by code or name)."""
     rules = all_rules()
     wanted = code.upper()
     match = rules.get(wanted) or next((r for r in rules.values() if r.name == code), None)
     if match is None:
         _fail(f"unknown rule: {code} (see `devlint rules`)")
+    if output_format == "json":
+        click.echo(json.dumps(_rule_json(match, _docs_url_of_cwd()), indent=2))
         return
-    fix = {
-        "safe": "Fix is always available (safe).",
-        "unsafe": "Fix is available as an unsafe fix.",
-    }
-    header = f"# {match.name} ({match.code})\n\n"
-    header += ("Enabled by default. " if match.default else "Off by default. ") + fix.get(
-        match.fix or "", "No fix."
-    )
-    click.echo(header + "\n\n" + match.documentation())
+    click.echo(rule_markdown(match).rstrip("\n"))
     from devlint.verify.observed import rule_lines  # the runtime record; no torch
 
     observed = rule_lines(match.code)
     if observed:
         click.echo("\n" + "\n".join(observed))
+
+
+def _rule_json(rule: type[Rule], docs_url: str) -> dict[str, Any]:
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "summary": rule.summary,
+        "default": rule.default,
+        "fix": rule.fix,
+        "url": rule_url(docs_url, rule.code, rule.name),
+        "explanation": rule.documentation(),
+    }
+
+
+def _docs_url_of_cwd() -> str:
+    """The ``docs-url`` of the configuration that applies here, or the default."""
+    try:
+        return load_config(find_config(Path.cwd())).docs_url or DEFAULT_DOCS_URL
+    except ConfigError as error:
+        _fail(str(error))
+
+
+@main.command("docs")
+@click.option(
+    "-o",
+    "--output",
+    "directory",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="The directory to write the pages into (created when missing).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(DOC_FORMATS),
+    default="html",
+    show_default=True,
+    help="Static HTML pages, or Markdown (as in the repository's docs/rules/).",
+)
+def write_docs_command(directory: Path, fmt: str) -> None:
+    """Write one page per rule, and an index, from the rules' documentation.
+
+    The pages are named after the rules (`unused-noqa.html`): serve DIR anywhere and
+    set `docs-url` to its address so that diagnostics link to it.
+    """
+    try:
+        written = write_docs(directory, all_rules(), fmt)
+    except OSError as error:
+        _fail(f"cannot write the docs into {directory}: {error.strerror or error}")
+    click.echo(f"Wrote {len(written)} pages to {directory}.", err=True)

@@ -56,6 +56,12 @@ KNOWN_KEYS: tuple[str, ...] = (
     "accelerator-api",
     "cache-dir",
     "line-length",
+    "fixable",
+    "unfixable",
+    "respect-gitignore",
+    "force-exclude",
+    "output-format",
+    "docs-url",
 )
 DEFAULT_LINE_LENGTH = 88  # ruff's and black's default
 # Looked for in every directory, in this order, before pyproject.toml (like ruff.toml).
@@ -92,6 +98,12 @@ class FileConfig:
     accelerator_api: str = "auto"  # "auto" | "torch.accelerator" | "three-way"
     cache_dir: Path | None = None  # absolute: resolved relative to root
     line_length: int = DEFAULT_LINE_LENGTH  # fixes keep their lines within it
+    fixable: tuple[str, ...] | None = None  # codes --fix may fix (None: all)
+    unfixable: tuple[str, ...] = ()  # codes whose fixes are withheld
+    respect_gitignore: bool = True
+    force_exclude: bool = False  # excludes apply to files named on the command line too
+    output_format: str | None = None  # None: the default (full)
+    docs_url: str | None = None  # template of the rule pages' address (devlint.docs)
 
 
 # --------------------------------------------------------------------------- finding
@@ -205,6 +217,7 @@ def _validate(section: dict[str, Any], where: str, root: Path, path: Path) -> Fi
     line_length = get("line-length", _line_length) or ruff_line_length(root)
     if cache_dir is not None and not cache_dir.is_absolute():
         cache_dir = root / cache_dir
+    switches = {key: get(key, _boolean) for key in ("respect-gitignore", "force-exclude")}
     return FileConfig(
         path=path,
         root=root,
@@ -218,6 +231,12 @@ def _validate(section: dict[str, Any], where: str, root: Path, path: Path) -> Fi
         accelerator_api=accelerator_api or "auto",
         cache_dir=cache_dir,
         line_length=line_length,
+        fixable=get("fixable", _codes_list),
+        unfixable=get("unfixable", _codes_list) or (),
+        respect_gitignore=switches["respect-gitignore"] is not False,
+        force_exclude=switches["force-exclude"] is True,
+        output_format=get("output-format", _output_format),
+        docs_url=get("docs-url", _url),
     )
 
 
@@ -312,6 +331,26 @@ def ruff_line_length(directory: Path) -> int:
                     return value
                 return DEFAULT_LINE_LENGTH
     return DEFAULT_LINE_LENGTH
+
+
+def _boolean(key: str, value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise _invalid(key, where, "true or false", value)
+    return value
+
+
+def _output_format(key: str, value: Any, where: str) -> str:
+    from devlint.report import FORMATS  # the renderers' names; the modules stay unimported
+
+    if not isinstance(value, str) or value not in FORMATS:
+        raise _invalid(key, where, "one of " + ", ".join(f"'{f}'" for f in FORMATS), value)
+    return value
+
+
+def _url(key: str, value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
+        raise _invalid(key, where, "a URL (or a template with {code} / {name})", value)
+    return value
 
 
 def _directory(key: str, value: Any, where: str) -> Path:

@@ -251,6 +251,7 @@ def discover(
     exclude: Sequence[str] | None = None,
     extend_exclude: Sequence[str] = (),
     respect_gitignore: bool = True,
+    force_exclude: bool = False,
     on_error: Callable[[Path, OSError], None] | None = None,
 ) -> list[Path]:
     """The files to check under ``paths``: no duplicates, sorted per argument, arguments
@@ -260,8 +261,10 @@ def discover(
     them; both are matched against a path relative to ``root``. Explicitly named files
     are always returned, whatever their extension; a path that does not exist is a
     :class:`DiscoveryError` (a symlink that leads nowhere is returned, to be reported as
-    unreadable). Unreadable directories are skipped; ``on_error`` (if given)
-    is told about each.
+    unreadable). With ``force_exclude`` (ruff's ``--force-exclude``, for pre-commit,
+    which names every file), a named file or directory that an exclude pattern matches,
+    or that lies in an excluded directory, is skipped too. Unreadable directories are
+    skipped; ``on_error`` (if given) is told about each.
     """
     excludes = _Excludes.build(
         [*(DEFAULT_EXCLUDES if exclude is None else exclude), *extend_exclude]
@@ -274,6 +277,8 @@ def discover(
     for path in paths:
         if not os.path.lexists(path):  # a named broken symlink or loop is checked: DEV900
             raise DiscoveryError(f"path does not exist: {path}")
+        if force_exclude and _named_path_excluded(path, root_abs, excludes):
+            continue
         if os.path.isdir(path):
             found = _walk(
                 os.fspath(path),
@@ -292,6 +297,23 @@ def discover(
                 seen.add(key)
                 result.append(file)
     return result
+
+
+def _named_path_excluded(path: Path, root_abs: str, excludes: _Excludes) -> bool:
+    """Whether ``path`` or one of its directories below ``root_abs`` is excluded."""
+    absolute = os.path.abspath(path)
+    if not _is_below(absolute, root_abs) or absolute == root_abs:
+        parts = [os.path.basename(absolute)]
+        relative = None
+    else:
+        relative = _posix(absolute[len(_prefix(root_abs)) :])
+        parts = relative.split("/")
+    for depth in range(1, len(parts) + 1):
+        is_dir = depth < len(parts) or os.path.isdir(path)
+        subject = "/".join(parts[:depth]) if relative is not None else None
+        if excludes.excludes(parts[depth - 1], subject, is_dir):
+            return True
+    return False
 
 
 def _walk(

@@ -156,3 +156,43 @@ def test_many_files_in_parallel_match_serial(project: Path) -> None:
 def test_statistics(project: Path) -> None:
     result = devlint("src", "--statistics", cwd=project)
     assert result.stdout.splitlines()[0].split() == ["1", "DEV003", "[*]", "unguarded-cuda"]
+
+
+@pytest.mark.parametrize(
+    ("word", "command"), [("checkk", "check"), ("verfy", "verify"), ("ruls", "rules")]
+)
+def test_a_misspelled_command_gets_a_suggestion(project: Path, word: str, command: str) -> None:
+    result = devlint(word, cwd=project)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: `{word}` is neither a command nor a path; did you mean `{command}`?\n"
+    )
+
+
+def test_an_existing_path_named_like_a_command_is_checked(project: Path) -> None:
+    (project / "checkk").mkdir()
+    (project / "checkk" / "bug.py").write_text(BUG)
+    assert devlint("checkk", "--output-format", "concise", cwd=project).returncode == 1
+    missing = devlint("nothing_like_it", cwd=project)
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        "error: path does not exist: nothing_like_it\n",
+    )
+
+
+def test_statistics_as_json(project: Path) -> None:
+    (project / "src" / "more.py").write_text(BUG + "x = torch.zeros(1).cuda()\n")
+    result = devlint("src", "--statistics", "--output-format", "json", cwd=project)
+    assert result.returncode == 1
+    assert json.loads(result.stdout) == [
+        {"code": "DEV003", "name": "unguarded-cuda", "count": 3, "fixable": True,
+         "fixable_count": 3},
+    ]  # fmt: skip
+    refused = devlint("src", "--statistics", "--output-format", "sarif", cwd=project)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("error: --statistics cannot be written as sarif")
+
+
+def test_json_urls_point_at_the_rule_pages(project: Path) -> None:
+    [row] = json.loads(devlint("src", "--output-format", "json", cwd=project).stdout)
+    assert row["url"] == "https://github.com/devlint/devlint/blob/main/docs/rules/unguarded-cuda.md"

@@ -70,6 +70,12 @@ extend-exclude = ["tests/data", "*.gen.py"]
 guard-functions = ["mylib.has_cuda", "has_gpu"]
 accelerator-api = "three-way"
 cache-dir = ".cache/devlint"
+fixable = ["DEV00"]
+unfixable = ["DEV004"]
+respect-gitignore = false
+force-exclude = true
+output-format = "grouped"
+docs-url = "https://example.org/devlint/{code}"
 """,
     )
     config = load_config(path)
@@ -87,6 +93,17 @@ cache-dir = ".cache/devlint"
     assert config.guard_functions == ("mylib.has_cuda", "has_gpu")
     assert config.accelerator_api == "three-way"
     assert config.cache_dir == tmp_path / ".cache" / "devlint"
+    assert (config.fixable, config.unfixable) == (("DEV00",), ("DEV004",))
+    assert (config.respect_gitignore, config.force_exclude) == (False, True)
+    assert config.output_format == "grouped"
+    assert config.docs_url == "https://example.org/devlint/{code}"
+
+
+def test_new_keys_default_like_ruff(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path / "pyproject.toml", "[tool.devlint]\n"))
+    assert (config.fixable, config.unfixable) == (None, ())
+    assert (config.respect_gitignore, config.force_exclude) == (True, False)
+    assert (config.output_format, config.docs_url) == (None, None)
 
 
 def test_config_is_immutable_and_hashable(tmp_path: Path) -> None:
@@ -162,6 +179,13 @@ def test_all_unknown_keys_are_named(tmp_path: Path) -> None:
         ),
         ("accelerator-api = 1", "accelerator-api", "one of 'auto'"),
         ("cache-dir = 3", "cache-dir", "a directory path"),
+        ('fixable = "DEV001"', "fixable", "a list of rule codes"),
+        ("unfixable = [1]", "unfixable", "a list of rule codes"),
+        ('respect-gitignore = "no"', "respect-gitignore", "true or false"),
+        ("force-exclude = 1", "force-exclude", "true or false"),
+        ('output-format = "xml"', "output-format", "one of 'full', 'concise'"),
+        ('docs-url = "a b"', "docs-url", "a URL"),
+        ("docs-url = 3", "docs-url", "a URL"),
     ],
 )
 def test_bad_values_name_the_key_and_what_was_expected(

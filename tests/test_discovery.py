@@ -174,6 +174,26 @@ def test_explicit_excluded_directory_is_walked(tmp_path: Path) -> None:
     assert found(tmp_path, "gen") == ["gen/g.py"]
 
 
+def test_force_exclude_applies_the_excludes_to_named_paths(tmp_path: Path) -> None:
+    touch(tmp_path, ".venv/v.py", "build/b.py", "src/gen/g.py", "src/a.py", "keep.py")
+    (tmp_path / ".gitignore").write_text("keep.py\n")  # excludes only, as in ruff
+    named = [".venv/v.py", "build/b.py", "src/gen/g.py", "src/a.py", "keep.py"]
+    forced = found(tmp_path, *named, force_exclude=True, extend_exclude=["src/gen"])
+    assert forced == ["src/a.py", "keep.py"]
+    assert found(tmp_path, "build", "src", force_exclude=True) == ["src/a.py", "src/gen/g.py"]
+    assert found(tmp_path, "build", "src", force_exclude=False) == [
+        "build/b.py", "src/a.py", "src/gen/g.py",
+    ]  # fmt: skip
+
+
+def test_force_exclude_outside_the_root_matches_the_name(tmp_path: Path) -> None:
+    touch(tmp_path, "outside/build/b.py", "project/p.py")
+    files = discover(
+        [tmp_path / "outside" / "build"], root=tmp_path / "project", force_exclude=True
+    )
+    assert files == []
+
+
 def test_no_duplicates_and_arguments_in_order(tmp_path: Path) -> None:
     touch(tmp_path, "b/z.py", "b/y.py", "a/x.py")
     assert found(tmp_path, "b", "a", "b/z.py", "a") == ["b/y.py", "b/z.py", "a/x.py"]

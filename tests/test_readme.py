@@ -58,6 +58,8 @@ def test_github_actions_snippet_runs(tmp_path: Path) -> None:
         assert "Traceback" not in result.stderr
         if "github" in args:
             assert result.returncode == 1
-            assert result.stdout.startswith("::error file=src/train.py,line=2,col=5,title=DEV003::")
+            assert result.stdout.startswith(
+                "::error file=src/train.py,line=2,col=5,endLine=2,endColumn=25,title=DEV003::"
+            )
         else:
             assert result.returncode == 0 and json.loads(result.stdout)["version"] == "2.1.0"

@@ -1,8 +1,9 @@
-"""Renderers over one list of diagnostics: text, json, sarif, github, junit.
+"""Renderers over one list of diagnostics, one module per output format (ruff's names).
 
 ``render`` picks the renderer by name and imports only that module. Every renderer
 module exposes ``render(diagnostics, out, options)`` and receives the diagnostics
-already sorted by file, cell, line, column and code.
+already sorted by file, cell, line, column and code. ``text`` is the name the first
+versions of devlint used for ``concise``, and stays an alias of it.
 """
 
 from __future__ import annotations
@@ -10,15 +11,34 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
 from devlint.diagnostics import Diagnostic
 
-FORMATS = ("text", "json", "sarif", "github", "junit")
+FORMATS = (
+    "full",
+    "concise",
+    "grouped",
+    "json",
+    "json-lines",
+    "sarif",
+    "github",
+    "gitlab",
+    "pylint",
+    "azure",
+    "junit",
+    "text",
+)
+DEFAULT_FORMAT = "full"  # as in ruff
+# The formats that print for people: --statistics prints its table in them, and a summary.
+TEXT_FORMATS = ("full", "concise", "grouped", "text")
+STATISTICS_FORMATS = (*TEXT_FORMATS, "json")
 
-_MODULES = {fmt: f"devlint.report.{fmt}_format" for fmt in FORMATS}
+_MODULES = {fmt: f"devlint.report.{fmt.replace('-', '_')}_format" for fmt in FORMATS}
+_MODULES["text"] = _MODULES["concise"] = "devlint.report.text_format"
+_STATISTICS_JSON = "devlint.report.statistics_format"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +65,8 @@ class ReportOptions:
     files_checked: int = 0
     cwd: Path | None = None
     fixed: Mapping[str, Mapping[str, int]] | None = None  # --fix: file -> code -> fixes applied
+    sources: Mapping[str, str] = field(default_factory=dict)  # path -> text not on disk (stdin)
+    docs_url: str | None = None  # template of the rule pages' address (see devlint.docs)
 
 
 def render(
@@ -80,8 +102,24 @@ def render(
             files_checked=files_checked,
             cwd=cwd,
         )
-    module = importlib.import_module(_MODULES[fmt])
-    module.render(sort_diagnostics(diagnostics, options.cwd), out, options)
+    ordered = sort_diagnostics(with_urls(diagnostics, options), options.cwd)
+    module = _MODULES[fmt]
+    if options.statistics:  # a table for people, or ruff's statistics JSON
+        if fmt not in STATISTICS_FORMATS:
+            formats = ", ".join(STATISTICS_FORMATS)
+            raise ValueError(f"--statistics cannot be written as {fmt} (use one of: {formats})")
+        module = _STATISTICS_JSON if fmt == "json" else _MODULES["concise"]
+    importlib.import_module(module).render(ordered, out, options)
+
+
+def with_urls(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[Diagnostic]:
+    """Each diagnostic with the address of its rule's page (``docs_url``) when it has none."""
+    if not options.docs_url:
+        return list(diagnostics)
+    from devlint.docs import rule_url  # only when addresses are wanted
+
+    template = options.docs_url
+    return [d if d.url else replace(d, url=rule_url(template, d.code, d.name)) for d in diagnostics]
 
 
 def sort_diagnostics(diagnostics: Sequence[Diagnostic], cwd: Path | None) -> list[Diagnostic]:
@@ -133,7 +171,10 @@ def position(diagnostic: Diagnostic) -> str:
 
 
 __all__ = [
+    "DEFAULT_FORMAT",
     "FORMATS",
+    "STATISTICS_FORMATS",
+    "TEXT_FORMATS",
     "ReportOptions",
     "RuleInfo",
     "absolute_path",
@@ -142,4 +183,5 @@ __all__ = [
     "relative_path",
     "render",
     "sort_diagnostics",
+    "with_urls",
 ]

@@ -1,8 +1,8 @@
 """GitHub Actions workflow commands: one ``::error`` annotation per diagnostic.
 
-    ::error file=src/a.py,line=12,col=5,title=DEV001::message
+    ::error file=src/a.py,line=12,col=5,endLine=12,endColumn=10,title=DEV001::message
 
-(the form SPEC §2 gives).
+(the form SPEC §2 gives, with the end of the span as GitHub reads it).
 
 Lines and columns of a notebook diagnostic count from its cell, not from the ``.ipynb``
 file, so such an annotation is attached to the file as a whole and its message names the
@@ -32,7 +32,12 @@ def annotation(diagnostic: Diagnostic, options: ReportOptions) -> str:
     properties = {"file": display_path(diagnostic.path, options.cwd)}
     message = diagnostic.message
     if diagnostic.cell is None:
-        properties.update(line=str(diagnostic.start.row), col=str(diagnostic.start.column))
+        properties.update(
+            line=str(diagnostic.start.row),
+            col=str(diagnostic.start.column),
+            endLine=str(diagnostic.end.row),
+            endColumn=str(diagnostic.end.column),
+        )
     else:
         message = f"{position(diagnostic)}: {message}"
     properties["title"] = diagnostic.code

@@ -4,6 +4,11 @@ One run whose driver lists a rule for every code that appears; one result per
 diagnostic, with its fix as SARIF ``fixes`` (artifact changes with replacements).
 Files inside ``cwd`` are named by a relative URI against ``%SRCROOT%``, others by a
 ``file://`` URI. Columns count Unicode code points, as devlint (and ruff) do.
+
+A notebook diagnostic's region counts lines from the start of its code cell, not of the
+``.ipynb`` JSON: its location names the cell as a logical location (``nb.ipynb:cell 3``,
+kind ``module``: the cell is checked as a module of its own) and the result carries the
+cell number in its ``cell`` property.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from devlint.diagnostics import Diagnostic, Edit, Location
-from devlint.report import ReportOptions, RuleInfo, absolute_path, relative_path
+from devlint.report import ReportOptions, RuleInfo, absolute_path, display_path, relative_path
 
 SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -80,22 +85,26 @@ def _rule(code: str, info: RuleInfo | None, example: Diagnostic, url: str | None
 
 def _result(diagnostic: Diagnostic, rule_index: int, cwd: Path | None) -> dict[str, Any]:
     artifact = artifact_location(diagnostic.path, cwd)
+    location: dict[str, Any] = {
+        "physicalLocation": {
+            "artifactLocation": artifact,
+            "region": region(diagnostic.start, diagnostic.end),
+        }
+    }
     result: dict[str, Any] = {
         "ruleId": diagnostic.code,
         "ruleIndex": rule_index,
         "level": "error",
         "message": {"text": diagnostic.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": artifact,
-                    "region": region(diagnostic.start, diagnostic.end),
-                }
-            }
-        ],
+        "locations": [location],
     }
     if diagnostic.cell is not None:
         # Lines count from the start of the notebook cell, not of the .ipynb file.
+        name = f"cell {diagnostic.cell}"
+        shown = display_path(diagnostic.path, cwd)
+        location["logicalLocations"] = [
+            {"name": name, "fullyQualifiedName": f"{shown}:{name}", "kind": "module"}
+        ]
         result["properties"] = {"cell": diagnostic.cell}
     if diagnostic.fix is not None:
         result["fixes"] = [

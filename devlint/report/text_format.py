@@ -11,7 +11,6 @@ ruff does.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -28,18 +27,27 @@ def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOption
         lines = statistics_lines(diagnostics, options)
     else:
         lines = [diagnostic_line(d, options) for d in diagnostics]
-    if not options.quiet:
-        lines.extend(summary_lines(diagnostics, options))
-        if options.show_fixes:
-            if options.fixed is not None:
-                lines.extend(applied_lines(options))
-            else:
-                lines.extend(fix_lines(diagnostics, options))
+    lines.extend(trailer_lines(diagnostics, options))
     for line in lines:
         out.write(line + "\n")
 
 
-def _styler(options: ReportOptions) -> Any:
+def trailer_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
+    """What follows the diagnostics (none with ``--quiet``): the summary, ``--show-fixes``."""
+    if options.quiet:
+        return []
+    lines = summary_lines(diagnostics, options)
+    if options.show_fixes:
+        if options.fixed is not None:
+            lines.extend(applied_lines(options))
+        else:
+            lines.extend(fix_lines(diagnostics, options))
+    return lines
+
+
+def style_for(options: ReportOptions) -> Any:
+    """``click.style`` when colour is on, else a function that returns the text as is."""
+
     def style(text: str, **styles: Any) -> str:
         return click.style(text, **styles) if options.color else text
 
@@ -58,7 +66,7 @@ def hidden(diagnostic: Diagnostic, options: ReportOptions) -> bool:
 
 
 def diagnostic_line(diagnostic: Diagnostic, options: ReportOptions) -> str:
-    style = _styler(options)
+    style = style_for(options)
     colon = style(":", fg="cyan")
     path = style(display_path(diagnostic.path, options.cwd), bold=True)
     where = colon.join(position(diagnostic).split(":"))
@@ -78,7 +86,7 @@ def _plural(count: int, noun: str) -> str:
 
 
 def summary_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
-    style = _styler(options)
+    style = style_for(options)
     fixed = sum(sum(codes.values()) for codes in (options.fixed or {}).values())
     if not diagnostics and not fixed:
         return [style("All checks passed!", fg="green", bold=True)]
@@ -100,7 +108,7 @@ def summary_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> 
 
 def fix_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
     """The ``--show-fixes`` listing: which diagnostics the fixes would repair, and how."""
-    style = _styler(options)
+    style = style_for(options)
     lines: list[str] = []
     groups = (
         ("Fixable with --fix:", [d for d in diagnostics if applies(d, options)]),
@@ -135,26 +143,23 @@ def applied_lines(options: ReportOptions) -> list[str]:
 
 
 def statistics_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
-    """One row per code, most frequent first: count, code, ``[*]`` when fixable, name.
+    """One row per code, most frequent first: count, code, fix mark, name.
 
-    The ``[*]`` / ``[ ]`` column is left out when no row is fixable, as ruff does.
+    As in ruff, the mark is ``[*]`` when every diagnostic of the rule is fixable, ``[-]``
+    when some are and ``[ ]`` when none is; the column is left out when nothing is fixable.
     """
-    counts = Counter(d.code for d in diagnostics)
-    if not counts:
+    from devlint.report.statistics_format import statistics
+
+    rows = statistics(diagnostics, options)
+    if not rows:
         return []
-    names: dict[str, str] = {}
-    fixable: set[str] = set()
-    for d in diagnostics:
-        names.setdefault(d.code, d.name)
-        if applies(d, options):
-            fixable.add(d.code)
-    count_width = max(len(str(n)) for n in counts.values())
-    code_width = max(len(code) for code in counts)
-    rows = []
-    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        info = options.rules.get(code)
-        name = info.name if info is not None else names[code]
-        # As in ruff, the fix column appears only when some row is fixable.
-        mark = "" if not fixable else f"{FIX_MARK} " if code in fixable else "[ ] "
-        rows.append(f"{count:>{count_width}}\t{code:<{code_width}}\t{mark}{name}")
-    return rows
+    count_width = max(len(str(row.count)) for row in rows)
+    code_width = max(len(row.code) for row in rows)
+    any_fixable = any(row.fixable_count for row in rows)
+    lines = []
+    for row in rows:
+        mark = ""
+        if any_fixable:
+            mark = f"{FIX_MARK} " if row.fixable else "[-] " if row.fixable_count else "[ ] "
+        lines.append(f"{row.count:>{count_width}}\t{row.code:<{code_width}}\t{mark}{row.name}")
+    return lines

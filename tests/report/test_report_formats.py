@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 
 from devlint.diagnostics import Diagnostic, Edit, Fix, Location
-from devlint.report import FORMATS, ReportOptions, RuleInfo, display_path, render
+from devlint.report import DEFAULT_FORMAT, FORMATS, ReportOptions, RuleInfo, display_path, render
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -130,7 +130,12 @@ def run(fmt: str, diagnostics: list[Diagnostic], cwd: Path | None = None, **opti
 
 
 def test_formats() -> None:
-    assert FORMATS == ("text", "json", "sarif", "github", "junit")
+    # ruff's names (but rdjson), and `text`, the name of `concise` in the SPEC.
+    assert set(FORMATS) == {
+        "full", "concise", "grouped", "json", "json-lines", "sarif", "github", "gitlab",
+        "pylint", "azure", "junit", "text",
+    }  # fmt: skip
+    assert DEFAULT_FORMAT == "full"
 
 
 def test_unknown_format_is_a_value_error() -> None:
@@ -157,7 +162,16 @@ def test_only_the_chosen_renderer_is_imported(fmt: str) -> None:
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
-    assert result.stdout.strip() == repr([f"devlint.report.{fmt}_format"])
+    module = "text" if fmt == "concise" else fmt.replace("-", "_")
+    imported = eval(result.stdout)
+    # full and grouped share the summary of the concise (text) renderer, json-lines the
+    # objects of json
+    shared = {
+        "full": {"devlint.report.text_format"},
+        "grouped": {"devlint.report.text_format"},
+        "json-lines": {"devlint.report.json_format"},
+    }.get(fmt, set())
+    assert set(imported) == {f"devlint.report.{module}_format"} | shared
 
 
 def test_display_path(cwd: Path) -> None:
@@ -305,7 +319,7 @@ def test_text_statistics(sample: list[Diagnostic], cwd: Path) -> None:
     rows = [line.split("\t") for line in lines[:4]]
     assert rows == [
         ["4", "DEV003", "[ ] unguarded-cuda"],
-        ["2", "DEV001", "[*] numpy-on-accelerator"],
+        ["2", "DEV001", "[-] numpy-on-accelerator"],  # one of the two is fixable
         ["1", "DEV006", "[ ] device-mismatch"],
         ["1", "DEV007", "[ ] load-without-map-location"],
     ]
@@ -553,12 +567,15 @@ def test_github_annotation(sample: list[Diagnostic], cwd: Path) -> None:
     lines = run("github", sample, cwd).splitlines()
     assert len(lines) == len(sample)
     assert (
-        "::error file=src/a.py,line=12,col=5,title=DEV001::"
+        "::error file=src/a.py,line=12,col=5,endLine=12,endColumn=10,title=DEV001::"
         "`.numpy()` on a tensor that may be on cuda; call `.cpu()` first"
     ) in lines
     assert "::error file=nb.ipynb,title=DEV003::cell 3:4:1: `.cuda()` in a notebook" in lines
     assert all(
-        re.match(r"::error file=[^,]+,(line=\d+,col=\d+,)?title=DEV\d{3}::", x) for x in lines
+        re.match(
+            r"::error file=[^,]+,(line=\d+,col=\d+,endLine=\d+,endColumn=\d+,)?title=DEV\d{3}::", x
+        )
+        for x in lines
     )
 
 
@@ -566,7 +583,7 @@ def test_github_escaping(cwd: Path) -> None:
     odd = make(path="dir,x/we:ird%.py", message="100% bad\r\nsecond line: a, b")
     [line] = run("github", [odd], cwd).splitlines()
     assert line == (
-        "::error file=dir%2Cx/we%3Aird%25.py,line=1,col=1,title=DEV001::"
+        "::error file=dir%2Cx/we%3Aird%25.py,line=1,col=1,endLine=1,endColumn=5,title=DEV001::"
         "100%25 bad%0D%0Asecond line: a, b"
     )
 

@@ -1,0 +1,118 @@
+"""Rule pages: addresses, ``devlint docs`` (HTML and Markdown), and ``docs/rules/`` kept fresh."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from devlint.docs import DEFAULT_DOCS_URL, rule_url, write_docs
+from devlint.rule import all_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def devlint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "devlint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("template", "url"),
+    [
+        ("https://x.org/r/{code}", "https://x.org/r/DEV003"),
+        ("https://x.org/{name}/", "https://x.org/unguarded-cuda/"),
+        ("https://x.org/rules/", "https://x.org/rules/unguarded-cuda.html"),  # a base URL
+        ("https://x.org/rules", "https://x.org/rules/unguarded-cuda.html"),
+    ],
+)
+def test_rule_url(template: str, url: str) -> None:
+    assert rule_url(template, "DEV003", "unguarded-cuda") == url
+
+
+def test_the_default_address_is_a_page_in_this_repository() -> None:
+    prefix = "https://github.com/devlint/devlint/blob/main/"
+    for code, rule in all_rules().items():
+        url = rule_url(DEFAULT_DOCS_URL, code, rule.name)
+        assert url.startswith(prefix)
+        assert (ROOT / url.removeprefix(prefix)).is_file(), url
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.headings: list[str] = []
+        self._in_h1 = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._in_h1 = tag == "h1"
+        self.links += [value for name, value in attrs if tag == "a" and name == "href" and value]
+
+    def handle_data(self, data: str) -> None:
+        if self._in_h1:
+            self.headings.append(data)
+            self._in_h1 = False
+
+
+def test_html_pages_one_per_rule_and_an_index_linking_them(tmp_path: Path) -> None:
+    rules = all_rules()
+    written = write_docs(tmp_path, rules, "html")
+    assert sorted(p.name for p in written) == sorted(
+        [f"{rule.name}.html" for rule in rules.values()] + ["index.html"]
+    )
+    index = _Links()
+    index.feed((tmp_path / "index.html").read_text(encoding="utf-8"))
+    assert index.links == [f"{rule.name}.html" for rule in rules.values()]
+    page = _Links()
+    page.feed((tmp_path / "unguarded-cuda.html").read_text(encoding="utf-8"))
+    assert page.headings == ["unguarded-cuda (DEV003)"]
+    text = (tmp_path / "unguarded-cuda.html").read_text(encoding="utf-8")
+    assert "<h2>Why is this bad?</h2>" in text and "<script" not in text
+
+
+def test_docs_command_writes_the_site(tmp_path: Path) -> None:
+    result = devlint("docs", "--output", "site", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert (tmp_path / "site" / "unused-noqa.html").is_file()
+    (tmp_path / "file").write_text("")
+    refused = devlint("docs", "--output", "file/site", cwd=tmp_path)
+    assert refused.returncode == 2 and refused.stderr.startswith("error: cannot write the docs")
+
+
+def test_committed_markdown_docs_are_up_to_date(tmp_path: Path) -> None:
+    """docs/rules/ is generated: after changing a rule's documentation, regenerate it with
+    `devlint docs --output docs/rules --format markdown`."""
+    write_docs(tmp_path, all_rules(), "markdown")
+    generated = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
+    committed = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "docs" / "rules").iterdir()}
+    assert committed == generated, (
+        "docs/rules/ is stale: run `devlint docs --output docs/rules --format markdown`"
+    )
+
+
+def test_rules_as_json_link_to_the_configured_pages(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.devlint]\ndocs-url = "https://lint.example.org/{code}"\n'
+    )
+    result = devlint("rules", "--output-format", "json", cwd=tmp_path)
+    rules = json.loads(result.stdout)
+    assert [row["code"] for row in rules] == list(all_rules())
+    first = rules[0]
+    assert set(first) == {"code", "name", "summary", "default", "fix", "url", "explanation"}
+    assert first["url"] == f"https://lint.example.org/{first['code']}"
+    assert "## What it does" in first["explanation"]
+    one = json.loads(devlint("rule", "DEV003", "--output-format", "json", cwd=tmp_path).stdout)
+    assert one == next(row for row in rules if row["code"] == "DEV003")
