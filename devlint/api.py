@@ -28,6 +28,7 @@ from devlint.diagnostics import Diagnostic, FileResult, FixMode
 from devlint.discovery import discover
 from devlint.engine import CheckOptions, check_text, unreadable
 from devlint.fixing import fix_text
+from devlint.noqa import warn_invalid
 from devlint.notebooks import NotWritable, cell_diff, read_notebook, rewrite
 from devlint.rule import all_rules
 from devlint.runner import FileTask, default_jobs, run_files
@@ -132,11 +133,15 @@ def read(data: bytes, display: str) -> Source | None:
 def lint_source(
     source: Source, display: str, options: CheckOptions, fix: FixMode | None = None
 ) -> FileResult:
-    """Check ``source``, or fix it to a fixpoint (``fix``); writes nothing."""
+    """Check ``source``, or fix it to a fixpoint (``fix``); writes nothing.
+
+    Invalid ``# noqa`` directives are logged as warnings (once per file, as ruff does).
+    """
+    if not options.ignore_noqa:
+        warn_invalid(source.text, display, source.cells.locate if source.cells else None)
     if fix is None:
         return FileResult(_check(source, display, options))
-    locate = source.cells.locate if source.cells is not None else None
-    result = fix_text(source.text, display, options, fix.unsafe, locate)
+    result = fix_text(source.text, display, options, fix.unsafe)
     if result.text == source.text:
         return FileResult(source.place(result.diagnostics))
     if source.cells is None:
@@ -163,8 +168,7 @@ def lint_source(
 
 def _check(source: Source, display: str, options: CheckOptions) -> list[Diagnostic]:
     """The engine's diagnostics on ``source``, placed in its notebook cells if it has any."""
-    locate = source.cells.locate if source.cells is not None else None
-    return source.place(check_text(source.text, display, options, locate))
+    return source.place(check_text(source.text, display, options))
 
 
 def lint_text(

@@ -236,27 +236,11 @@ def _add_noqa(found: list[Diagnostic], exit_zero: bool) -> NoReturn:
     sys.exit(1 if result.not_added and not exit_zero else 0)
 
 
-class _OncePerMessage(logging.Filter):
-    """Each warning once: fixing re-checks a file, and would repeat its warnings."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if message in self.seen:
-            return False
-        self.seen.add(message)
-        return True
-
-
 def _log_warnings(quiet: bool) -> None:
     """devlint's warnings (e.g. an invalid `# noqa`) go to stderr as `warning: ...` lines."""
     logger = logging.getLogger("devlint")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
-    handler.addFilter(_OncePerMessage())
     logger.handlers = [handler]
     logger.propagate = False
     logger.setLevel(logging.ERROR if quiet else logging.WARNING)

@@ -47,29 +47,16 @@ def unreadable(message: str, display: str, options: CheckOptions) -> list[Diagno
     return _engine_diagnostic(UNREADABLE, message, display, 1, 1, options)
 
 
-def check_text(
-    text: str,
-    display: str,
-    options: CheckOptions,
-    locate: Callable[[int], tuple[int, int]] | None = None,
-) -> list[Diagnostic]:
-    """Check Python source text; never raises for anything the file contains.
-
-    ``locate`` maps a row to (cell, row in the cell) when ``text`` is a notebook's cells.
-    """
+def check_text(text: str, display: str, options: CheckOptions) -> list[Diagnostic]:
+    """Check Python source text; never raises for anything the file contains."""
     with unvalidated_nodes():
-        found = _check_text(text, display, options, locate)
+        found = _check_text(text, display, options)
     if options.unfixable:
         found = [replace(d, fix=None) if d.code in options.unfixable else d for d in found]
     return found
 
 
-def _check_text(
-    text: str,
-    display: str,
-    options: CheckOptions,
-    locate: Callable[[int], tuple[int, int]] | None = None,
-) -> list[Diagnostic]:
+def _check_text(text: str, display: str, options: CheckOptions) -> list[Diagnostic]:
     if _bracket_depth(text) > MAX_BRACKET_DEPTH:
         # libcst takes minutes on deeply nested brackets and crashes the process on
         # thousands; CPython refuses more than 200 levels, so ask it first.
@@ -115,7 +102,7 @@ def _check_text(
         return _internal_error(result, text, display, options)
     if options.ignore_noqa:
         return result
-    return suppress(result, text, display, options.codes, locate=locate)
+    return suppress(result, text, display, options.codes)
 
 
 @contextmanager

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -77,16 +77,12 @@ def fix_text(
     display: str,
     options: CheckOptions,
     unsafe: bool = False,
-    locate: Callable[[int], tuple[int, int]] | None = None,
 ) -> FixResult:
-    """Apply fixes to ``text`` until none is left (or ``MAX_ROUNDS``).
-
-    ``locate`` maps rows to notebook cells, for warnings (see ``engine.check_text``).
-    """
+    """Apply fixes to ``text`` until none is left (or ``MAX_ROUNDS``)."""
     result = FixResult(text)
 
     def check(source: str) -> list[Diagnostic]:
-        return check_text(source, display, options, locate)
+        return check_text(source, display, options)
 
     diagnostics = check(text)
     for _ in range(MAX_ROUNDS):

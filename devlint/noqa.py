@@ -213,7 +213,12 @@ def _may_have_invalid(text: str) -> bool:
 def warn_invalid(
     text: str, display: str, locate: Callable[[int], tuple[int, int]] | None = None
 ) -> list[str]:
-    """Log (and return) a warning for each invalid ``# noqa`` directive, as ruff does."""
+    """Log (and return) a warning for each invalid ``# noqa`` directive, as ruff does.
+
+    ``locate`` maps a row of a notebook's joined cells to (cell, row in the cell).
+    """
+    if "noqa" not in text.lower() or not _may_have_invalid(text):
+        return []
     warnings = []
     for invalid in scan_directives(text)[1]:
         where = f"{display}:{invalid.row}"
@@ -232,21 +237,15 @@ def suppress(
     display: str,
     selected: frozenset[str],
     judge_unused: bool = True,
-    locate: Callable[[int], tuple[int, int]] | None = None,
 ) -> list[Diagnostic]:
     """Drop the diagnostics that ``text``'s directives silence.
 
     With ``judge_unused`` (the rules ran) and DEV015 selected, also report each selected
     code of a line directive that silenced nothing (as file ``display``); blanket
-    directives are never reported. Invalid directives are logged as warnings (``locate``
-    maps a row of a notebook's joined cells to its cell and row there).
+    directives are never reported.
     """
     report_unused = judge_unused and UNUSED_NOQA in selected
-    if "noqa" not in text.lower():
-        return diagnostics
-    if _may_have_invalid(text):
-        warn_invalid(text, display, locate)
-    if not diagnostics and not report_unused:
+    if (not diagnostics and not report_unused) or "noqa" not in text.lower():
         return diagnostics
     whole_file = file_directive(text)
     if whole_file.everything:

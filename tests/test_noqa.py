@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from devlint.api import lint_path
+from devlint.api import lint_path, lint_text
 from devlint.diagnostics import Diagnostic
 from devlint.engine import CheckOptions, check_text
 from devlint.fixing import apply_fixes
@@ -89,8 +89,10 @@ def test_directives_are_read_as_ruff_reads_them(comment: str, codes: list[str] |
 def test_invalid_directives_suppress_nothing_and_warn(
     comment: str, reason: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    assert [code for _, code, _ in found(f"{CUDA}  {comment}\n")] == ["DEV003"]
     with caplog.at_level(logging.WARNING, logger="devlint"):
-        assert [code for _, code, _ in found(f"{CUDA}  {comment}\n")] == ["DEV003"]
+        linted = lint_text(f"import torch\n{CUDA}  {comment}\n".encode(), "t.py", WITH_UNUSED)
+    assert [d.code for d in linted.diagnostics] == ["DEV003"]
     assert caplog.messages == [f"Invalid `# noqa` directive on t.py:2: {reason}"]
     assert line_directives(f"{CUDA}  {comment}\n") == {}
 
@@ -98,7 +100,7 @@ def test_invalid_directives_suppress_nothing_and_warn(
 def test_valid_directives_do_not_warn(caplog: pytest.LogCaptureFixture) -> None:
     text = f"{CUDA}  # noqa: DEV003\n{CUDA}  # noqa\n{CUDA}  # noqa because\n"
     with caplog.at_level(logging.WARNING, logger="devlint"):
-        assert found(text) == []
+        assert lint_text(f"import torch\n{text}".encode(), "t.py", WITH_UNUSED).diagnostics == []
     assert caplog.messages == []
 
 

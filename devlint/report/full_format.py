@@ -27,7 +27,7 @@ from typing import Any, TextIO
 from devlint.diagnostics import Diagnostic
 from devlint.report import ReportOptions, absolute_path, display_path, position
 from devlint.report.text_format import FIX_MARK, applies, style_for, trailer_lines
-from devlint.source import UnreadableSource, code_lines, read_source
+from devlint.source import UnreadableSource, read_source, split_lines
 
 CONTEXT = 2
 TAB = "    "
@@ -102,12 +102,12 @@ class _Sources:
     def _read(self, path: str, cell: int | None) -> list[str] | None:
         given = self.options.sources.get(path)
         if given is not None:
-            return code_lines(given)
+            return split_lines(given)
         file = Path(absolute_path(path, self.options.cwd))
         if cell is not None:
             return _cell_lines(file, cell)
         try:
-            return code_lines(read_source(file).text)
+            return split_lines(read_source(file).text)
         except (UnreadableSource, OSError):
             return None
 
@@ -119,4 +119,4 @@ def _cell_lines(path: Path, cell: int) -> list[str] | None:
         source = cells[cell - 1]["source"]
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return None
-    return code_lines("".join(source) if isinstance(source, list) else str(source))
+    return split_lines("".join(source) if isinstance(source, list) else str(source))
