@@ -78,3 +78,57 @@ def test_the_torch_accelerator_selection_is_wrapped_too() -> None:
         "    if torch.accelerator.is_available()\n"
         '    else torch.device("cpu")\n)\n'
     ) in fix_text(SCRIPT, "example.py", options, unsafe=True).text
+
+
+FLAGS = """\
+import argparse
+
+import torch
+
+
+def train(model, loader, epochs):
+    \"\"\"One pass.\"\"\"
+    for images in loader:
+        out = model(images.cuda())
+
+
+def evaluate(net, data, dev):
+    return net(data.cuda())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--no-cuda", action="store_true")
+    args = parser.parse_args()
+    device = torch.device("cuda" if not args.no_cuda and torch.cuda.is_available() else "cpu")
+    model = torch.nn.Linear(2, 2).to(device)
+    train(model, [torch.zeros(2)], 3)
+    evaluate(model, torch.zeros(2), device)
+    x = torch.zeros(3).cuda()
+"""
+
+
+def test_fixes_reuse_the_device_main_built_from_flags() -> None:
+    text = fixed(FLAGS, "DEV003")
+    assert "device = torch.device(\n" not in text  # no second, module-level selection
+    assert '    """One pass."""\n    device = next(model.parameters()).device\n' in text
+    assert "        out = model(images.to(device))\n" in text
+    assert "    return net(data.to(dev))\n" in text  # the device passed in
+    assert "    x = torch.zeros(3).to(device)\n" in text  # main's own device
+    assert fixed(text, "DEV003") == text
+
+
+def test_a_device_selection_is_added_when_no_function_owns_one() -> None:
+    text = FLAGS.replace("device = torch.device(", "chosen = torch.device(")
+    text = text.replace(".to(device)", ".to(chosen)").replace(", device)", ", chosen)")
+    text = text.replace("    x = torch.zeros(3).cuda()\n", "")
+    result = fixed(text, "DEV003")
+    assert result.startswith("import argparse\n\nimport torch\n\ndevice = torch.device(\n")
+    assert "parameters()" not in result
+    assert "        out = model(images.to(device))\n" in result
+
+
+def test_a_local_device_that_is_not_plainly_a_device_blocks_the_fix() -> None:
+    text = "import torch\n\n\ndef f(device):\n    pass\n\n\ndef g(x):\n    device = x\n"
+    text += "    return torch.zeros(3).cuda()\n"
+    assert ".cuda()" in fixed(text, "DEV003")
