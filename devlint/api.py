@@ -23,6 +23,7 @@ from devlint.config import (
     find_config,
     load_config,
     resolve_codes,
+    target_torch,
 )
 from devlint.diagnostics import Diagnostic, FileResult, FixMode
 from devlint.discovery import discover
@@ -40,6 +41,7 @@ from devlint.source import (
     unified_diff,
     write_atomically,
 )
+from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion, parse_target
 
 __all__ = [
     "FileResult",
@@ -72,6 +74,7 @@ class Overrides:
     select: tuple[str, ...] = ()  # replaces the configured selection when given
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    target_torch: str | None = None  # --target-torch, as given
 
 
 @dataclass(frozen=True)
@@ -80,10 +83,16 @@ class Settings:
 
     config: FileConfig
     enabled: frozenset[str]
+    target_torch: TorchVersion = DEFAULT_TARGET_TORCH
 
     @classmethod
-    def resolve(cls, config: FileConfig, overrides: Overrides = Overrides()) -> Settings:
-        """``config`` merged with ``overrides``; a ConfigError for an unknown code."""
+    def resolve(
+        cls, config: FileConfig, overrides: Overrides = Overrides(), start: Path | None = None
+    ) -> Settings:
+        """``config`` merged with ``overrides``; a ConfigError for an unknown code.
+
+        ``start`` (where linting starts) locates the project's own torch dependency when
+        no configuration file does (``target-torch``)."""
         rules = all_rules()
         select = _split(overrides.select) if overrides.select else config.select
         enabled = resolve_codes(
@@ -95,20 +104,38 @@ class Settings:
         )
         for ignored in config.per_file_ignores.values():
             check_codes(ignored, list(rules), "per-file-ignores")
-        return cls(config, enabled)
+        return cls(config, enabled, _target_torch(overrides.target_torch, config, start))
 
     def options_for(self, path: Path) -> CheckOptions:
         """What to check in ``path`` (per-file ignores applied)."""
         config = self.config
         codes = codes_for_file(path, config.root, config.per_file_ignores, self.enabled)
         return CheckOptions(
-            codes, config.guard_functions, config.accelerator_api, line_length=config.line_length
+            codes,
+            config.guard_functions,
+            config.accelerator_api,
+            line_length=config.line_length,
+            target_torch=self.target_torch,
         )
 
 
-def load_settings(config_file: Path | None, overrides: Overrides = Overrides()) -> Settings:
+def load_settings(
+    config_file: Path | None, overrides: Overrides = Overrides(), start: Path | None = None
+) -> Settings:
     """The settings of ``config_file`` (None: defaults) with ``overrides`` applied."""
-    return Settings.resolve(load_config(config_file), overrides)
+    return Settings.resolve(load_config(config_file), overrides, start)
+
+
+def _target_torch(given: str | None, config: FileConfig, start: Path | None) -> TorchVersion:
+    """``--target-torch`` when given, else the configuration's (or the project's)."""
+    if given is None:
+        return target_torch(config, start)
+    version = parse_target(given)
+    if version is None:
+        raise UsageError(
+            f"invalid value for '--target-torch': expected a release such as 2.6, got {given!r}"
+        )
+    return version
 
 
 def _split(values: Sequence[str]) -> tuple[str, ...]:
@@ -273,7 +300,7 @@ def request_settings(request: LintRequest) -> Settings:
     elif not reads_stdin and paths:
         start = paths[0] if paths[0].is_dir() else paths[0].parent
     config_file = request.config_file or find_config(start.resolve())
-    return load_settings(config_file, request.overrides)
+    return load_settings(config_file, request.overrides, start.resolve())
 
 
 def lint(request: LintRequest, settings: Settings | None = None) -> LintOutcome:

@@ -106,6 +106,11 @@ def _codes_option(name: str, help_text: str) -> Any:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Use this pyproject.toml or devlint.toml.",
 )
+@click.option(
+    "--target-torch",
+    metavar="VERSION",
+    help="The oldest torch the code supports, e.g. 2.6 (default: the project's torch>= dependency).",
+)
 @click.option("--stdin-filename", help="The name to report for source read from stdin (`-`).")
 @click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary.")
 @click.option(
@@ -136,6 +141,7 @@ def check(
     cache_dir: Path | None,
     jobs: int | None,
     config_file: Path | None,
+    target_torch: str | None,
     stdin_filename: str | None,
     quiet: bool,
     color: bool | None,
@@ -153,7 +159,7 @@ def check(
     request = LintRequest(
         paths,
         config_file,
-        Overrides(select, extend_select, ignore),
+        Overrides(select, extend_select, ignore, target_torch),
         fix=fix_mode,
         stdin_filename=stdin_filename,
         jobs=jobs,

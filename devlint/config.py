@@ -26,6 +26,14 @@ from typing import Any
 
 import pathspec
 
+from devlint.torch_target import (
+    DEFAULT_TARGET_TORCH,
+    TorchVersion,
+    declared_target,
+    parse_target,
+    project_root,
+)
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -42,6 +50,7 @@ __all__ = [
     "find_config",
     "load_config",
     "resolve_codes",
+    "target_torch",
 ]
 
 ACCELERATOR_APIS: tuple[str, ...] = ("auto", "torch.accelerator", "three-way")
@@ -54,6 +63,7 @@ KNOWN_KEYS: tuple[str, ...] = (
     "extend-exclude",
     "guard-functions",
     "accelerator-api",
+    "target-torch",
     "cache-dir",
     "line-length",
     "fixable",
@@ -96,6 +106,7 @@ class FileConfig:
     extend_exclude: tuple[str, ...] = ()
     guard_functions: tuple[str, ...] = ()
     accelerator_api: str = "auto"  # "auto" | "torch.accelerator" | "three-way"
+    target_torch: TorchVersion | None = None  # None: the project's declaration (``target_torch``)
     cache_dir: Path | None = None  # absolute: resolved relative to root
     line_length: int = DEFAULT_LINE_LENGTH  # fixes keep their lines within it
     fixable: tuple[str, ...] | None = None  # codes --fix may fix (None: all)
@@ -213,6 +224,7 @@ def _validate(section: dict[str, Any], where: str, root: Path, path: Path) -> Fi
     extend_exclude = get("extend-exclude", _patterns_list)
     guard_functions = get("guard-functions", _dotted_names)
     accelerator_api = get("accelerator-api", _accelerator_api)
+    target = get("target-torch", _target_torch)
     cache_dir = get("cache-dir", _directory)
     line_length = get("line-length", _line_length) or ruff_line_length(root)
     if cache_dir is not None and not cache_dir.is_absolute():
@@ -229,6 +241,7 @@ def _validate(section: dict[str, Any], where: str, root: Path, path: Path) -> Fi
         extend_exclude=extend_exclude or (),
         guard_functions=guard_functions or (),
         accelerator_api=accelerator_api or "auto",
+        target_torch=target,
         cache_dir=cache_dir,
         line_length=line_length,
         fixable=get("fixable", _codes_list),
@@ -351,6 +364,24 @@ def _url(key: str, value: Any, where: str) -> str:
     if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
         raise _invalid(key, where, "a URL (or a template with {code} / {name})", value)
     return value
+
+
+def _target_torch(key: str, value: Any, where: str) -> TorchVersion:
+    version = parse_target(value) if isinstance(value, str) else None
+    if version is None:
+        raise _invalid(key, where, "a torch release such as '2.6' (a string)", value)
+    return version
+
+
+def target_torch(config: FileConfig, start: Path | None = None) -> TorchVersion:
+    """The oldest torch the project supports: ``target-torch``, else the project's own
+    ``torch>=`` dependency (pyproject.toml, setup.cfg, requirements.txt in the root; without
+    a configuration file, in the nearest directory at or above ``start`` that has one),
+    else ``DEFAULT_TARGET_TORCH``."""
+    if config.target_torch is not None:
+        return config.target_torch
+    root = config.root if config.path is not None or start is None else project_root(start)
+    return declared_target(root) or DEFAULT_TARGET_TORCH
 
 
 def _directory(key: str, value: Any, where: str) -> Path:

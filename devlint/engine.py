@@ -18,7 +18,8 @@ from devlint.analysis import analyze
 from devlint.diagnostics import Diagnostic, Location
 from devlint.edits import FixContext
 from devlint.noqa import suppress
-from devlint.rule import Finding, Rule, all_rules
+from devlint.rule import Finding, Rule, RuleSettings, all_rules
+from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
 UNREADABLE, SYNTAX_ERROR, INTERNAL_ERROR = "DEV900", "DEV901", "DEV902"
 MAX_BRACKET_DEPTH = 100
@@ -40,6 +41,7 @@ class CheckOptions:
     ignore_noqa: bool = False  # --ignore-noqa: report what noqa comments would silence
     unfixable: frozenset[str] = frozenset()  # codes whose fixes are withheld (--unfixable)
     line_length: int = 88  # the longest line a fix writes where the line was shorter
+    target_torch: TorchVersion = DEFAULT_TARGET_TORCH  # no fix writes an API it lacks
 
 
 def unreadable(message: str, display: str, options: CheckOptions) -> list[Diagnostic]:
@@ -154,7 +156,8 @@ def _bracket_depth(text: str) -> int:
 
 
 def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[Diagnostic]:
-    rules = [cls() for code, cls in all_rules().items() if code in options.codes]
+    settings = RuleSettings(options.target_torch)
+    rules = [cls(settings) for code, cls in all_rules().items() if code in options.codes]
     rules = [rule for rule in rules if not rule.engine_only]
     if not rules:
         return []
@@ -169,7 +172,7 @@ def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[
     for rule, finding in found:
         unique.setdefault((rule.code, id(finding.node)), (rule, finding))
     fixable = [
-        (key, finding.fix, rule.fix)
+        (key, finding.fix, finding.fix.applicability or rule.fix)
         for key, (rule, finding) in unique.items()
         if finding.fix is not None and rule.fix is not None
     ]

@@ -15,6 +15,7 @@ from libcst._nodes.internal import CodegenState  # code_for_node without a fresh
 
 from devlint.analysis.facts import FileFacts
 from devlint.diagnostics import Applicability
+from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class FixPlan:
 
     message: str
     edits: tuple[Replace, ...]
+    applicability: Applicability | None = None  # None: the rule's ``fix``
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,13 @@ def literal_text(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
+@dataclass(frozen=True, slots=True)
+class RuleSettings:
+    """The configuration a rule reads (``target-torch``)."""
+
+    target_torch: TorchVersion = DEFAULT_TARGET_TORCH
+
+
 class Rule:
     """A lint rule: metadata, documentation (the class docstring) and a ``check``.
 
@@ -108,6 +117,9 @@ class Rule:
     default: ClassVar[bool] = True  # on unless selected explicitly
     fix: ClassVar[Applicability | None] = None  # the fix the rule offers, if any
     engine_only: ClassVar[bool] = False  # reported by the engine itself (DEV900-DEV902)
+
+    def __init__(self, settings: RuleSettings | None = None) -> None:
+        self.settings = settings or RuleSettings()
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         return iter(())

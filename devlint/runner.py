@@ -107,6 +107,7 @@ def _cache_key(task: FileTask) -> str | None:
             options.ignore_noqa,
             sorted(options.unfixable),
             options.line_length,
+            options.target_torch,
         )
     )
     return ResultCache.key(data, task.display, settings)

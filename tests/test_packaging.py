@@ -23,7 +23,14 @@ def test_wheel_contents(tmp_path: Path) -> None:
     for fixture in (ROOT / "fixtures").glob("DEV*/*"):
         if fixture.suffix in (".py", ".toml"):
             assert f"devlint/fixtures/{fixture.parent.name}/{fixture.name}" in names
-    for module in ("cli", "engine", "analysis/interpreter", "report/sarif_format", "config", "discovery"):
+    for module in (
+        "cli",
+        "engine",
+        "analysis/interpreter",
+        "report/sarif_format",
+        "config",
+        "discovery",
+    ):
         assert f"devlint/{module}.py" in names
     assert not any(name.startswith(("rules/", "fixtures/", "tests/")) for name in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

@@ -1,0 +1,128 @@
+"""``target-torch``: the oldest torch release a project supports (like ruff's ``target-version``).
+
+Fixes never write an API that this release lacks. When the configuration does not name
+one, it is read from the project's own dependency declaration (``torch>=2.6`` in
+``pyproject.toml``, ``setup.cfg`` or ``requirements.txt``); when there is none either, it
+is :data:`DEFAULT_TARGET_TORCH`, a release older than every ``torch.accelerator`` API.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+TorchVersion = tuple[int, int]
+
+# torch 2.0 (March 2023): conservative, older than torch.accelerator (2.6).
+DEFAULT_TARGET_TORCH: TorchVersion = (2, 0)
+
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?\Z")
+# Specifiers that bound the release from below: ``>=2.6``, ``~=2.6``, ``==2.6.*``, ``>2.5``.
+_LOWER_BOUNDS = (">=", "~=", "==", "===", ">")
+_DECLARATIONS = ("pyproject.toml", "setup.cfg", "requirements.txt")
+
+
+def parse_target(text: str) -> TorchVersion | None:
+    """``"2.6"`` or ``"2.6.1"`` -> ``(2, 6)``; None for anything else."""
+    match = _VERSION.match(text.strip())
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def format_target(version: TorchVersion) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def declared_target(root: Path) -> TorchVersion | None:
+    """The lowest torch release the project at ``root`` declares it accepts, if any.
+
+    Read from ``[project] dependencies`` and ``optional-dependencies`` of
+    ``pyproject.toml``, else ``install_requires`` / ``extras_require`` of ``setup.cfg``,
+    else ``requirements.txt``; the first file with a bounded torch requirement wins.
+    """
+    for lines in (_pyproject(root), _setup_cfg(root), _requirements(root)):
+        found = [bound for bound in map(_lower_bound, lines) if bound is not None]
+        if found:
+            return min(found)
+    return None
+
+
+def project_root(start: Path) -> Path:
+    """The nearest directory at or above ``start`` that declares dependencies (else ``start``)."""
+    for directory in (start, *start.parents):
+        if any((directory / name).is_file() for name in _DECLARATIONS):
+            return directory
+    return start
+
+
+def _lower_bound(line: str) -> TorchVersion | None:
+    try:
+        requirement = Requirement(line.split("#", 1)[0].strip())
+    except InvalidRequirement:
+        return None
+    if requirement.name.lower() != "torch":
+        return None
+    bounds = []
+    for spec in requirement.specifier:
+        if spec.operator in _LOWER_BOUNDS:
+            try:
+                release = Version(spec.version.removesuffix(".*")).release
+            except InvalidVersion:
+                continue
+            bounds.append((release[0], release[1] if len(release) > 1 else 0))
+    return max(bounds) if bounds else None
+
+
+def _pyproject(root: Path) -> Iterator[str]:
+    data = _read_toml(root / "pyproject.toml")
+    project = data.get("project") if isinstance(data, dict) else None
+    if not isinstance(project, dict):
+        return
+    yield from _strings(project.get("dependencies"))
+    optional = project.get("optional-dependencies")
+    if isinstance(optional, dict):
+        for group in optional.values():
+            yield from _strings(group)
+
+
+def _setup_cfg(root: Path) -> Iterator[str]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(root / "setup.cfg", encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return
+    if parser.has_option("options", "install_requires"):
+        yield from parser.get("options", "install_requires").splitlines()
+    if parser.has_section("options.extras_require"):
+        for _, value in parser.items("options.extras_require"):
+            yield from value.splitlines()
+
+
+def _requirements(root: Path) -> Iterator[str]:
+    try:
+        text = (root / "requirements.txt").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    yield from (line for line in text.splitlines() if not line.lstrip().startswith("-"))
+
+
+def _read_toml(path: Path) -> Any:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+
+
+def _strings(value: Any) -> Iterable[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []

@@ -1,0 +1,100 @@
+"""DEV011's fixes at each ``target-torch``, and the fixed programs on this (CPU) machine."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from devlint.engine import CheckOptions, check_text
+from devlint.fixing import fix_text
+from devlint.torch_target import TorchVersion
+
+PROGRAM = """\
+import torch
+
+torch.cuda.synchronize()
+torch.cuda.reset_peak_memory_stats()
+index = torch.cuda.current_device()
+free, total = torch.cuda.mem_get_info()
+print(index, free, total, torch.cuda.get_device_name(index))
+"""
+
+FIXED = {
+    (2, 0): """\
+import torch
+
+torch.cuda.synchronize() if torch.cuda.is_available() else None
+torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
+index = (torch.cuda.current_device() if torch.cuda.is_available() else 0)
+free, total = (torch.cuda.mem_get_info() if torch.cuda.is_available() else (0, 0))
+print(index, free, total, (torch.cuda.get_device_name(index) if torch.cuda.is_available() else "cpu"))
+""",
+    (2, 6): """\
+import torch
+
+torch.accelerator.synchronize() if torch.accelerator.is_available() else None
+torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
+index = (torch.accelerator.current_device_index() if torch.accelerator.is_available() else 0)
+free, total = (torch.cuda.mem_get_info() if torch.cuda.is_available() else (0, 0))
+print(index, free, total, (torch.cuda.get_device_name(index) if torch.cuda.is_available() else "cpu"))
+""",
+    (2, 10): """\
+import torch
+
+torch.accelerator.synchronize() if torch.accelerator.is_available() else None
+torch.accelerator.memory.reset_peak_memory_stats() if torch.accelerator.is_available() else None
+index = (torch.accelerator.current_device_index() if torch.accelerator.is_available() else 0)
+free, total = (torch.accelerator.memory.get_memory_info() if torch.accelerator.is_available() else (0, 0))
+print(index, free, total, (torch.cuda.get_device_name(index) if torch.cuda.is_available() else "cpu"))
+""",
+}
+
+
+def _options(target: TorchVersion) -> CheckOptions:
+    return CheckOptions(frozenset({"DEV011"}), target_torch=target)
+
+
+@pytest.mark.parametrize("target", list(FIXED), ids=lambda t: f"torch{t[0]}.{t[1]}")
+def test_the_fix_uses_what_the_target_has(target: TorchVersion) -> None:
+    result = fix_text(PROGRAM, "x.py", _options(target), unsafe=True)
+    assert result.text == FIXED[target]
+    assert result.diagnostics == []
+    assert fix_text(result.text, "x.py", _options(target), unsafe=True).text == result.text
+
+
+def test_statements_are_safe_used_values_unsafe() -> None:
+    found = check_text(PROGRAM, "x.py", _options((2, 10)))
+    safety = {d.start.row: d.fix.applicability if d.fix else None for d in found}
+    assert safety == {3: "safe", 4: "safe", 5: "unsafe", 6: "unsafe", 7: "unsafe"}
+    safe_only = fix_text(PROGRAM, "x.py", _options((2, 10))).text
+    assert safe_only.splitlines()[4:] == PROGRAM.splitlines()[4:]
+
+
+def test_no_stand_in_no_fix() -> None:
+    source = "import torch\nprops = torch.cuda.get_device_properties(0)\nprint(props.name)\n"
+    [found] = check_text(source, "x.py", _options((2, 13)))
+    assert found.fix is None
+
+
+def test_a_context_manager_is_not_rewritten_unguarded() -> None:
+    source = "import torch\nwith torch.cuda.device(1):\n    pass\n"
+    [found] = check_text(source, "x.py", _options((2, 13)))
+    assert found.fix is None
+
+
+@pytest.mark.parametrize("target", list(FIXED), ids=lambda t: f"torch{t[0]}.{t[1]}")
+def test_the_fixed_program_runs_without_cuda(target: TorchVersion, tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available() or torch.accelerator.is_available():
+        pytest.skip("this machine has an accelerator: the CPU path is not the one run")
+    script = tmp_path / "fixed.py"
+    script.write_text(FIXED[target], encoding="utf-8")
+    original = tmp_path / "original.py"
+    original.write_text(PROGRAM, encoding="utf-8")
+    assert subprocess.run([sys.executable, str(original)], capture_output=True).returncode != 0
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "0 0 0 cpu\n"
