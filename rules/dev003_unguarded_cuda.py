@@ -2,8 +2,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint.analysis import torch_api
 from devlint.analysis.facts import CallRecord, FileFacts
-from devlint.analysis.values import CUDA, Kind, Value
+from devlint.analysis.values import Kind, Value, may_be_placed
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 PLACEMENT_KEYWORDS = ("device", "map_location")
@@ -11,7 +12,7 @@ FIXABLE = frozenset({"cuda", "cuda:0"})
 # Methods that forward to ``Module.cuda``/``Tensor.cuda``: their callers decide.
 FORWARDING_FUNCTIONS = frozenset({"cuda", "to", "_apply"})
 TORCH_CUDA_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
-NOT_TENSORS = (Kind.IMPORTED, Kind.CLASS, Kind.FUNCTION, Kind.CONSTANT, Kind.GUARD, Kind.DEVICE)
+DEFAULT_MESSAGE = 'Device `"cuda"` is used for placement without a CUDA availability check'
 
 
 class UnguardedCuda(Rule):
@@ -21,6 +22,10 @@ class UnguardedCuda(Rule):
     `torch.device("cuda")`, `map_location="cuda"`) that runs whether or not CUDA is
     available: outside every availability guard (`if torch.cuda.is_available():`,
     `device.type == "cuda"`, an `assert`, an early `return`, `pytest.mark.skipif`, ...).
+
+    A CUDA device written once and placed with later (`device = "cuda"`, a parameter
+    default `device="cuda"`, an argparse `--device` default, `"cuda" if args.cuda else
+    "cpu"`) is reported once, at the `"cuda"` literal, not at every placement.
 
     ## Why is this bad?
     On a machine without an NVIDIA GPU, such as a laptop, a CI runner or an Apple Silicon
@@ -62,40 +67,62 @@ class UnguardedCuda(Rule):
     fix = "safe"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
+        defaults: dict[int, cst.BaseExpression] = {}  # CUDA defaults that reach a placement
+        direct: set[int] = set()  # literals reported where they are placed
         for call in facts.calls:
             if call.site.guarded or _forwards(call):
                 continue
-            node = call.node
-            if call.method == "cuda" and call.receiver is not None:
-                if call.receiver.kind not in NOT_TENSORS and _is_torch_cuda_signature(call):
-                    yield Finding(node, "`.cuda()` without a CUDA availability check", _to(node))
-            elif call.method == "to" and call.args and _cuda_literal(call.args[0]):
-                yield Finding(
-                    node,
-                    '`.to("cuda")` without a CUDA availability check',
-                    _replace_literal(node.args[0].value, "{device}"),
+            for finding, literal in self._placements(call):
+                if finding is not None:
+                    direct.add(id(literal))
+                    yield finding
+                elif literal is not None:
+                    defaults.setdefault(id(literal), literal)
+        for key, literal in defaults.items():
+            if key not in direct:
+                fix = (
+                    _replace_literal(literal, "{selection}")
+                    if key in facts.definition_literals
+                    else None
                 )
-            elif (
-                call.callee == "torch.device"
-                and not call.reference_only
-                and call.args
-                and _cuda_literal(call.args[0])
-            ):
-                yield Finding(
-                    node,
-                    '`torch.device("cuda")` without a CUDA availability check',
-                    _replace_literal(node.args[0].value, "{selection}", node)
-                    if all(_is_zero(arg.value) for arg in node.args[1:])  # not ("cuda", rank)
-                    else None,
-                )
-            for arg in node.args:
-                keyword = arg.keyword.value if arg.keyword is not None else None
-                if keyword in PLACEMENT_KEYWORDS and _cuda_literal(call.keywords[keyword]):
-                    yield Finding(
-                        arg,
-                        f'`{keyword}="cuda"` without a CUDA availability check',
-                        _replace_literal(arg.value, "{device}"),
-                    )
+                yield Finding(literal, DEFAULT_MESSAGE, fix)
+
+    def _placements(
+        self, call: CallRecord
+    ) -> Iterator[tuple[Finding | None, cst.BaseExpression | None]]:
+        """Each CUDA placement of one call: a finding where a literal is placed directly,
+        or (None, literal) for a CUDA default that reaches it through a name."""
+        node = call.node
+        if call.method == "cuda" and call.receiver is not None:
+            if may_be_placed(call.receiver) and _is_torch_cuda_signature(call):
+                yield Finding(node, "`.cuda()` without a CUDA availability check", _to(node)), None
+            return
+        placed: list[tuple[cst.BaseExpression, Value, str]] = []
+        if call.method == "to" and call.args and node.args[0].keyword is None:
+            placed.append((node.args[0].value, call.args[0], "to"))
+        elif call.callee == "torch.device" and not call.reference_only and call.args:
+            placed.append((node.args[0].value, call.args[0], "torch.device"))
+        for arg in node.args if torch_api.places_by_keyword(call.callee) else ():
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword in PLACEMENT_KEYWORDS:
+                placed.append((arg.value, call.keywords[keyword], keyword))
+        for expression, value, how in placed:
+            if not _cuda_literal(value):
+                continue
+            if value.cuda_default is not expression:
+                yield None, value.cuda_default
+            elif how == "to":
+                message = '`.to("cuda")` without a CUDA availability check'
+                yield Finding(node, message, _replace_literal(expression, "{device}")), expression
+            elif how == "torch.device":
+                message = '`torch.device("cuda")` without a CUDA availability check'
+                one_gpu = all(_is_zero(arg.value) for arg in node.args[1:])  # not ("cuda", rank)
+                fix = _replace_literal(expression, "{selection}", node) if one_gpu else None
+                yield Finding(node, message, fix), expression
+            else:
+                arg = next(a for a in node.args if a.value is expression)
+                message = f'`{how}="cuda"` without a CUDA availability check'
+                yield Finding(arg, message, _replace_literal(expression, "{device}")), expression
 
 
 def _to(call: cst.Call) -> FixPlan | None:
@@ -134,8 +161,13 @@ def _replace_literal(
 
 
 def _cuda_literal(value: Value) -> bool:
-    """A device written as a literal ``"cuda"`` string where CUDA may be absent."""
-    return value.kind is Kind.DEVICE and value.where == CUDA and value.from_literal
+    """A device that may be a ``"cuda"`` literal written where CUDA may be absent."""
+    return (
+        value.kind is Kind.DEVICE
+        and value.cuda_default is not None
+        and value.where is not None
+        and "cuda" in value.where
+    )
 
 
 def _is_torch_cuda_signature(call: CallRecord) -> bool:

@@ -46,6 +46,7 @@ class Analyzer(CallInterpreter):
             attribute_loads=rec.attribute_loads,
             module_classes=self.module_classes,
             module_names=self.module_env,
+            definition_literals=rec.definition_literals,
         )
 
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:

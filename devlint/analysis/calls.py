@@ -19,7 +19,13 @@ from devlint.analysis import guards, torch_api
 from devlint.analysis.expressions import ExpressionInterpreter
 from devlint.analysis.facts import CallRecord, Mix, Operand
 from devlint.analysis.interpreter import Env, Records, batch_of
-from devlint.analysis.syntax import changes_binding, computes_on_parameters, dotted_name, parameters
+from devlint.analysis.syntax import (
+    changes_binding,
+    computes_on_parameters,
+    dotted_name,
+    parameters,
+    string_value,
+)
 from devlint.analysis.torch_api import Effect
 from devlint.analysis.values import (
     ANY_DEVICE,
@@ -160,6 +166,8 @@ class CallInterpreter(ExpressionInterpreter):
             if not moves:
                 return receiver.derived() if receiver.kind is Kind.TENSOR else receiver
             return receiver.moved(where)
+        if method == "add_argument":
+            self.note_option(node, keywords)
         if method == "type_as" and args:
             return receiver.moved(args[0].where)
         if (
@@ -178,6 +186,28 @@ class CallInterpreter(ExpressionInterpreter):
         if receiver.kind is Kind.TENSOR:
             return self.tensor_method(node, receiver, method, args)
         return UNKNOWN
+
+    def note_option(self, node: cst.Call, keywords: dict[str, Value]) -> None:
+        """``parser.add_argument("--device", default="cuda")``: ``args.device`` is CUDA by
+        default (reported once, at the default: DEV003)."""
+        default = keywords.get("default")
+        if default is None or default.kind is not Kind.DEVICE or default.cuda_default is None:
+            return
+        flags = [string_value(arg.value) or "" for arg in node.args if arg.keyword is None]
+        names = [flag.lstrip("-").replace("-", "_") for flag in flags if flag.startswith("--")]
+        dest = next(
+            (
+                s
+                for a in node.args
+                if a.keyword and a.keyword.value == "dest" and (s := string_value(a.value))
+            ),
+            None,
+        )
+        for name in [dest] if dest else names[:1]:
+            self.option_defaults[name] = Value(
+                Kind.DEVICE, ANY_DEVICE, cuda_default=default.cuda_default
+            )
+            self.rec.definition_literals.add(id(default.cuda_default))
 
     def module_method(
         self,
@@ -261,7 +291,7 @@ class CallInterpreter(ExpressionInterpreter):
     ) -> Value:
         first = keywords.get("type") or keywords.get("device") or (args[0] if args else None)
         if first is not None and first.kind is Kind.DEVICE:
-            return Value(Kind.DEVICE, first.where)
+            return Value(Kind.DEVICE, first.where, cuda_default=first.cuda_default)
         return Value(Kind.DEVICE, ANY_DEVICE)
 
     def effect_accelerator(

@@ -191,7 +191,11 @@ class DefinitionInterpreter(StatementInterpreter):
             value = self.expr(param.default)
             self.mark_reference(param.default)
         if torch_api.is_device_like_name(param.name.value):
-            return Value(Kind.DEVICE, ANY_DEVICE)
+            # ``def f(x, device="cuda")``: callers may pass any device; the default is CUDA.
+            default = value.cuda_default if value.kind is Kind.DEVICE else None
+            if default is not None:
+                self.rec.definition_literals.add(id(default))
+            return Value(Kind.DEVICE, ANY_DEVICE, cuda_default=default)
         return value if value.kind is Kind.GUARD else UNKNOWN
 
     def parameter_seeds(self, node: cst.FunctionDef) -> dict[str, Value]:

@@ -34,7 +34,6 @@ from devlint.analysis.values import (
     Placement,
     Value,
     join,
-    join_placement,
     join_placements,
     placement_of_device_string,
 )
@@ -77,8 +76,14 @@ class ExpressionInterpreter(DefinitionInterpreter):
         if text is not None:
             where = placement_of_device_string(text)
             if where is not None:
-                return Value(Kind.DEVICE, where, constant=text, from_literal=not self.ctx.guarded)
+                return Value(
+                    Kind.DEVICE, where, constant=text, cuda_default=self.unguarded(node, where)
+                )
         return Value(Kind.CONSTANT, constant=text)
+
+    def unguarded(self, node: cst.BaseExpression, where: Placement) -> cst.BaseExpression | None:
+        """``node`` when it names CUDA outside every guard (``Value.cuda_default``)."""
+        return node if where == CUDA and not self.ctx.guarded else None
 
     def formatted_string(self, node: cst.FormattedString) -> Value:
         for part in node.parts:
@@ -86,7 +91,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 self.expr(part.expression)
         head = node.parts[0] if node.parts else None
         if isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda"):
-            return Value(Kind.DEVICE, CUDA, from_literal=not self.ctx.guarded)
+            return Value(Kind.DEVICE, CUDA, cuda_default=self.unguarded(node, CUDA))
         return UNKNOWN
 
     def number(self, node: cst.Integer | cst.Float) -> Value:
@@ -129,6 +134,8 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 # ``x.T``, and the fields of a model's output (``out.logits``,
                 # ``x.max(dim=1).values``): what a "tensor" value holds is on its device.
                 return base.derived()
+        if attr in self.option_defaults and _holds_settings(node.value):
+            return self.option_defaults[attr]  # ``args.device`` of ``--device``, default "cuda"
         if key is not None and torch_api.is_device_like_name(key) and _holds_settings(node.value):
             return Value(Kind.DEVICE, ANY_DEVICE)  # ``self.device``, ``args.device``
         if attr == "device":
@@ -254,7 +261,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         if flag is not None:
             return flag
         if body.kind is orelse.kind and body.kind in (Kind.DEVICE, Kind.TENSOR_TYPE):
-            return Value(body.kind, join_placement(body.where, orelse.where))
+            return replace(join(body, orelse), constant=None)
         return join(body, orelse)
 
     def sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:

@@ -118,6 +118,9 @@ class FileFacts:
     attribute_loads: set[tuple[str, str, str]] = field(default_factory=set)  # class, method, attr
     module_classes: set[str] = field(default_factory=set)  # classes deriving from nn.Module
     module_names: dict[str, Value] = field(default_factory=dict)  # module scope at its end
+    # ids of CUDA literals that are a whole definition (``device = "cuda"``, a parameter or
+    # ``--device`` default): where a CUDA default is reported and fixed (DEV003).
+    definition_literals: set[int] = field(default_factory=set)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         """The value the analysis computed for an expression (unknown if never evaluated)."""

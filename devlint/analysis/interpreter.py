@@ -70,6 +70,9 @@ class Records:
     conditionals: dict[int, Conditional] = field(default_factory=dict)
     attribute_stores: list[AttributeStore] = field(default_factory=list)
     attribute_loads: set[tuple[str, str, str]] = field(default_factory=set)
+    # CUDA literals that are a whole definition (``device = "cuda"``, a parameter or option
+    # default): DEV003 reports them and can replace them by a selection.
+    definition_literals: set[int] = field(default_factory=set)
 
 
 @dataclass(slots=True)
@@ -111,6 +114,7 @@ class Interpreter:
         self.owned_records: list[tuple[CallRecord, str]] = []
         self.name_reads: Counter[str] = Counter()
         self.name_calls: Counter[str] = Counter()
+        self.option_defaults: Env = {}  # ``--device`` options with a CUDA default, by dest
 
     # -- handlers provided by the mixins (statements.py, expressions.py, calls.py)
 

@@ -113,7 +113,10 @@ class StatementInterpreter(Interpreter):
         elif kind is cst.AnnAssign:
             assert isinstance(small, cst.AnnAssign)
             if small.value is not None:
-                self.bind(small.target, self.expr(small.value))
+                value = self.expr(small.value)
+                if value.cuda_default is small.value:
+                    self.rec.definition_literals.add(id(small.value))
+                self.bind(small.target, value)
         elif kind is cst.AugAssign:
             assert isinstance(small, cst.AugAssign)
             current, value = self.expr(small.target), self.expr(small.value)
@@ -156,6 +159,8 @@ class StatementInterpreter(Interpreter):
         if len(small.targets) == 1 and self.bind_pairwise(small.targets[0].target, small.value):
             return
         value = self.expr(small.value)
+        if value.cuda_default is small.value:
+            self.rec.definition_literals.add(id(small.value))  # ``device = "cuda"``
         if value.scalar and value.origins == (small.value,) and len(small.targets) == 1:
             # ``rewards = torch.tensor(r)``: the name it gets says it holds several.
             name = dotted_name(small.targets[0].target) or ""

@@ -459,6 +459,12 @@ def call_effect(callee: str) -> Effect | None:
     return None
 
 
+def places_by_keyword(callee: str | None) -> bool:
+    """Whether ``device=`` / ``map_location=`` of a call place something: any call but a
+    torch API that computes nothing (``torch.amp.GradScaler(device=...)``, ``autocast``)."""
+    return callee is None or not callee.startswith("torch.") or call_effect(callee) is not None
+
+
 # ---------------------------------------------------------------------- Name guesses
 # Where no value is known, a name decides. Each guess is here, with the evidence for it;
 # nothing else in the analysis reads names to learn what a value is.

@@ -105,16 +105,31 @@ class Value:
     from_batch: bool = False  # a batch element straight out of a data loader, not yet moved
     whole_batch: bool = False  # the loader's item itself (may be a dict-like batch object)
     stateless: bool = False  # MODULE without parameters (losses, activations)
-    from_literal: bool = False  # DEVICE written as a bare string literal
     scalar: bool = False  # a 0-dim tensor from a number: mixes with any device
+    float64: bool = False  # TENSOR of dtype float64 (NumPy data, ``.double()``): DEV018
     # TENSOR computed from factory calls without ``device=`` (DEV013, DEV014): those calls.
     origins: tuple[cst.Call, ...] = field(default=(), compare=False)
+    # DEVICE that is CUDA by default, from an unguarded literal written at a definition
+    # (``device = "cuda"``, a parameter or ``--device`` default): that literal (DEV003).
+    cuda_default: cst.BaseExpression | None = field(default=None, compare=False)
+    # GUARD combined with a user setting (``not args.no_cuda and avail``): the setting's
+    # source and the function it was written in, to gate other choices by it (DEV004).
+    gate: tuple[str, cst.FunctionDef | None] | None = field(default=None, compare=False)
+    # GUARD that classifies a device already chosen (``device.type == "cuda"``,
+    # ``x.is_cuda``) rather than testing availability: not itself a device choice.
+    classifies: bool = False
 
     def moved(self, where: Placement) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
         kind = self.kind if self.kind in (Kind.MODULE, Kind.TENSOR) else Kind.UNKNOWN
         qualname = self.qualname if kind is Kind.MODULE else None
-        return Value(kind=kind, where=where, qualname=qualname, stateless=self.stateless)
+        return Value(
+            kind=kind,
+            where=where,
+            qualname=qualname,
+            stateless=self.stateless,
+            float64=self.float64,
+        )
 
     def derived(self) -> Value:
         """A tensor computed from this one (method chains, slicing, arithmetic)."""
@@ -123,7 +138,11 @@ class Value:
                 self
                 if self.scalar
                 else Value(
-                    Kind.TENSOR, self.where, origins=self.origins, from_batch=self.from_batch
+                    Kind.TENSOR,
+                    self.where,
+                    origins=self.origins,
+                    from_batch=self.from_batch,
+                    float64=self.float64,
                 )
             )
         return Value(Kind.TENSOR, self.where)
@@ -141,6 +160,10 @@ def join(a: Value, b: Value) -> Value:
         # ``None``, ``"NA"``) on the other: still the availability test's variable.
         if {a.kind, b.kind} == {Kind.GUARD, Kind.CONSTANT}:
             return a if a.kind is Kind.GUARD else b
+        # ``self.mean = torch.tensor(m) if m else None``: an optional value is used only
+        # where it is not None, so it is the other side.
+        if _is_none(a) or _is_none(b):
+            return b if _is_none(a) else a
         return UNKNOWN
     if a.kind in (Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT):
         return a if (a.qualname, a.constant) == (b.qualname, b.constant) else UNKNOWN
@@ -151,10 +174,17 @@ def join(a: Value, b: Value) -> Value:
         polarity=a.polarity if a.polarity == b.polarity else 0,
         from_batch=a.from_batch or b.from_batch,
         stateless=a.stateless and b.stateless,
-        from_literal=a.from_literal and b.from_literal,
         scalar=a.scalar and b.scalar,
+        float64=a.float64 or b.float64,
         origins=a.origins if a.origins is b.origins else (*a.origins, *b.origins),
+        cuda_default=a.cuda_default if a.cuda_default is not None else b.cuda_default,
+        gate=a.gate if a.gate == b.gate else None,
+        classifies=a.classifies and b.classifies,
     )
+
+
+def _is_none(value: Value) -> bool:
+    return value.kind is Kind.CONSTANT and value.constant is None
 
 
 def describe_accelerator(where: Placement) -> str:
