@@ -11,9 +11,10 @@ class HostSyncInLoop(Rule):
     """
     ## What it does
     Checks for `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on values that may be on an
-    accelerator, run on every iteration of a loop over a data loader. Off by default:
-    select `DEV012` to enable it. Calls under an `if` in the loop (periodic logging) are
-    not reported.
+    accelerator, run on every iteration of a training loop: a loop over a data loader
+    whose body steps an optimizer or calls `backward()`. Off by default: select `DEV012`
+    to enable it. Calls under an `if` in the loop (periodic logging) and evaluation or
+    sampling loops are not reported.
 
     ## Why is this bad?
     Each call waits for the GPU to finish all queued work and copies the value to the
@@ -24,6 +25,8 @@ class HostSyncInLoop(Rule):
     ```python
     for x, y in loader:
         loss = criterion(model(x.to(device)), y.to(device))
+        loss.backward()
+        optimizer.step()
         total += loss.item()
     ```
 
@@ -32,6 +35,8 @@ class HostSyncInLoop(Rule):
     total = torch.zeros((), device=device)
     for x, y in loader:
         loss = criterion(model(x.to(device)), y.to(device))
+        loss.backward()
+        optimizer.step()
         total += loss.detach()
     print(total.item())
     ```
@@ -49,6 +54,8 @@ class HostSyncInLoop(Rule):
         for call in facts.calls:
             site = call.site
             if site.loop is None or site.conditional or call.method not in SYNCS:
+                continue
+            if not site.loop.trains:  # evaluation and sampling loops are not training loops
                 continue
             if call.receiver is not None and may_be_accelerator(call.receiver.where):
                 yield Finding(

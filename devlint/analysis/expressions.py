@@ -33,6 +33,7 @@ from devlint.analysis.values import (
     Kind,
     Placement,
     Value,
+    is_none,
     join,
     join_placements,
     placement_of_device_string,
@@ -260,6 +261,10 @@ class ExpressionInterpreter(DefinitionInterpreter):
         flag = guards.conditional(test, body, orelse)  # ``True if avail else False``
         if flag is not None:
             return flag
+        if is_none(body) or is_none(orelse):
+            # ``torch.tensor(mean) if mean else None``: an optional value, used only where
+            # it is not None (statements that bind None on one path stay unknown).
+            return orelse if is_none(body) else body
         if body.kind is orelse.kind and body.kind in (Kind.DEVICE, Kind.TENSOR_TYPE):
             return replace(join(body, orelse), constant=None)
         return join(body, orelse)
@@ -348,6 +353,15 @@ class ExpressionInterpreter(DefinitionInterpreter):
             value.kind is Kind.UNKNOWN and name is not None and torch_api.is_loader_like_name(name)
         ):
             return batch_of(value), True
+        if value.kind is Kind.UNKNOWN and type(iterable) is cst.Call:
+            # ``metric_logger.log_every(data_loader, 10)``: a helper handed the loader,
+            # iterated over, yields its batches.
+            for arg in iterable.args:
+                loader, is_loader = self.iteration_element(
+                    arg.value, self.rec.values.get(id(arg.value), UNKNOWN)
+                )
+                if is_loader:
+                    return loader, True
         return element_of(value), False
 
     def bind_loop_target(

@@ -19,6 +19,29 @@ class LoaderLoop:
     """A ``for`` loop over a data loader; its batch elements start on the CPU."""
 
     node: cst.For
+    _trains: bool | None = None
+
+    @property
+    def trains(self) -> bool:
+        """A training loop: its body steps an optimizer or runs ``backward()`` (not an
+        evaluation or sampling loop)."""
+        if self._trains is None:
+            finder = _TrainingStep()
+            self.node.body.visit(finder)
+            self._trains = finder.found
+        return self._trains
+
+
+class _TrainingStep(cst.CSTVisitor):
+    """Finds ``loss.backward()``, ``optimizer.step()``, ``scaler.scale(loss).backward()``."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if type(node.func) is cst.Attribute and node.func.attr.value in ("backward", "step"):
+            self.found = True
+        return not self.found
 
 
 @dataclass(frozen=True, slots=True)

@@ -203,6 +203,19 @@ def catches_device_errors(handler: cst.ExceptHandler | cst.ExceptStarHandler) ->
     return bool(names & {"AssertionError", "Exception", "BaseException"})
 
 
+MAX_PROBE_STATEMENTS = 3
+
+
+def probes_for_cuda(node: cst.Try | cst.TryStar) -> bool:
+    """``try: torch.tensor(0, device="cuda") except (RuntimeError, AssertionError): ...``:
+    a short body whose failure the handler absorbs probes for CUDA and handles its absence.
+    A long body under ``except Exception`` (a per-item processing loop that skips bad
+    items, taming-transformers) is no probe: the work itself fails without CUDA."""
+    body = node.body
+    short = type(body) is cst.SimpleStatementSuite or len(body.body) <= MAX_PROBE_STATEMENTS
+    return short and any(catches_device_errors(handler) for handler in node.handlers)
+
+
 def cuda_ids_test(test: cst.BaseExpression) -> int:
     """``device_ids is not None`` (+1) / ``is None`` (-1): DDP's device ids are CUDA devices."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:

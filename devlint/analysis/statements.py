@@ -400,8 +400,7 @@ class StatementInterpreter(Interpreter):
     def try_statement(self, node: cst.Try | cst.TryStar) -> None:
         original, before = self.env, dict(self.env)
         ctx, required = self.ctx, self.cuda_required
-        # ``try: x.cuda() except RuntimeError: ...`` probes for CUDA and handles its absence.
-        probes = any(guards.catches_device_errors(h) for h in node.handlers)
+        probes = guards.probes_for_cuda(node)
         with self.scope(
             guarded=ctx.guarded or probes, branches=(*ctx.branches, Branch(node, node.body))
         ):

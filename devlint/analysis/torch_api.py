@@ -37,6 +37,11 @@ CUDA_ONLY_CALLS = frozenset(
         "current_device", "set_device", "mem_get_info", "current_stream", "default_stream",
         "reset_peak_memory_stats", "memory_summary", "ipc_collect", "get_rng_state",
         "set_rng_state", "initial_seed", "Stream", "Event", "device",
+        "reset_max_memory_allocated", "reset_max_memory_cached", "can_device_access_peer",
+        "set_per_process_memory_fraction", "caching_allocator_alloc", "init",
+        "current_blas_handle", "get_sync_debug_mode", "CUDAGraph", "graph",
+        "reset_accumulated_memory_stats",
+        "nvtx.range_push", "nvtx.range_pop", "nvtx.range", "nvtx.mark",
     )
 )  # fmt: skip
 

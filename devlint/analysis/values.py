@@ -160,10 +160,6 @@ def join(a: Value, b: Value) -> Value:
         # ``None``, ``"NA"``) on the other: still the availability test's variable.
         if {a.kind, b.kind} == {Kind.GUARD, Kind.CONSTANT}:
             return a if a.kind is Kind.GUARD else b
-        # ``self.mean = torch.tensor(m) if m else None``: an optional value is used only
-        # where it is not None, so it is the other side.
-        if _is_none(a) or _is_none(b):
-            return b if _is_none(a) else a
         return UNKNOWN
     if a.kind in (Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT):
         return a if (a.qualname, a.constant) == (b.qualname, b.constant) else UNKNOWN
@@ -183,7 +179,7 @@ def join(a: Value, b: Value) -> Value:
     )
 
 
-def _is_none(value: Value) -> bool:
+def is_none(value: Value) -> bool:
     return value.kind is Kind.CONSTANT and value.constant is None
 
 
