@@ -51,6 +51,7 @@ __all__ = [
     "Overrides",
     "Settings",
     "fix_fixture",
+    "fixture_options",
     "lint",
     "lint_path",
     "lint_source",
@@ -241,11 +242,19 @@ def fix_fixture(source: str, path: Path) -> str:
     The default rules plus the fixture's own rule run: golden ``bad_*.fixed.py`` files and
     ``devlint verify``'s live fixes are made this way.
     """
+    return fix_text(source, path.name, fixture_options(path), unsafe=True).text
+
+
+def fixture_options(path: Path) -> CheckOptions:
+    """How a rule fixture is checked: the default rules plus the fixture's own, at the
+    ``target-torch`` of a ``devlint.toml`` beside it (default: ``DEFAULT_TARGET_TORCH``)."""
     rules = all_rules()
     codes = {code for code, rule in rules.items() if rule.default}
     if path.parent.name in rules:
         codes.add(path.parent.name)
-    return fix_text(source, path.name, CheckOptions(frozenset(codes)), unsafe=True).text
+    config = path.parent / "devlint.toml"
+    target = load_config(config).target_torch if config.is_file() else None
+    return CheckOptions(frozenset(codes), target_torch=target or DEFAULT_TARGET_TORCH)
 
 
 # --------------------------------------------------------------------------- many files

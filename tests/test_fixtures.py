@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from devlint.api import fix_fixture
-from devlint.engine import CheckOptions, check_text
+from devlint.api import fix_fixture, fixture_options
+from devlint.engine import check_text
 from devlint.rule import all_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>DEV\d{3}(?:\s*,\s*DEV\d{3})*)")
-DEFAULT_CODES = frozenset(code for code, rule in all_rules().items() if rule.default)
 
 
 def fixture_files() -> list[Path]:
@@ -37,8 +36,7 @@ def expected(text: str) -> list[tuple[int, str]]:
 @pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fixture_diagnostics_match_expect_comments(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    codes = DEFAULT_CODES | {path.parent.name}
-    diagnostics = check_text(text, str(path), CheckOptions(codes))
+    diagnostics = check_text(text, str(path), fixture_options(path))
     actual = sorted((d.start.row, d.code) for d in diagnostics)
     assert actual == expected(text), "\n".join(
         f"{d.start.row}:{d.start.column} {d.code} {d.message}" for d in diagnostics
@@ -92,8 +90,7 @@ def test_golden_file_is_fixed_for_good(path: Path) -> None:
     text = golden.read_text(encoding="utf-8")
     ast.parse(text)
     assert fix_fixture(text, golden) == text
-    codes = DEFAULT_CODES | {path.parent.name}
-    left = [d for d in check_text(text, str(golden), CheckOptions(codes)) if d.fix is not None]
+    left = [d for d in check_text(text, str(golden), fixture_options(golden)) if d.fix is not None]
     assert not left, [f"{d.start.row}: {d.code} {d.message}" for d in left]
 
 
