@@ -4,9 +4,9 @@ from typing import TypeGuard
 import libcst as cst
 
 from devlint.analysis.facts import Conditional, FileFacts
-from devlint.analysis.values import CPU, CUDA, Kind, Placement
+from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value
 from devlint.codemod import is_cuda_move, mps_variant, statement_lines, to_device
-from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, source_of
+from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
 MOVE_MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
@@ -67,22 +67,49 @@ class CudaWithoutMpsFallback(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for conditional in facts.conditionals:
             test = conditional.test
-            if test.kind is not Kind.GUARD or test.qualname != "cuda" or not test.polarity:
+            if test.kind is Kind.GUARD:
+                if test.qualname != "cuda" or not test.polarity or test.classifies:
+                    continue  # not a CUDA availability test (``device.type == "cuda"``)
+            elif not _is_user_setting(test):
                 continue
             if conditional.enclosing_backends - {"cuda"}:
                 continue
             node = conditional.node
-            if test.polarity > 0 and _only_moves_to_cuda(node):
+            if test.kind is Kind.GUARD and test.polarity > 0 and _only_moves_to_cuda(node):
                 yield Finding(
                     node, MOVE_MESSAGE, FixPlan(FOLD, (Replace(node, to_device(node.body)[0]),))
                 )
                 continue
             when_true, when_false = _branches(conditional, facts)
-            if test.polarity < 0:
+            if test.kind is Kind.GUARD and test.polarity < 0:
                 when_true, when_false = when_false, when_true
             if when_true == CUDA and when_false == CPU:
-                fix = _add_mps(conditional) if test.polarity > 0 else None
-                yield Finding(node, MESSAGE, fix)
+                positive = test.kind is not Kind.GUARD or test.polarity > 0
+                yield Finding(
+                    node, MESSAGE, _add_mps(conditional, _gate(conditional)) if positive else None
+                )
+
+
+def _is_user_setting(test: Value) -> bool:
+    """A choice by a user setting (``"cuda" if args.cuda else "cpu"``): a flag of unknown
+    value, or a constant one."""
+    return test.kind is Kind.UNKNOWN or (
+        test.kind is Kind.CONSTANT and isinstance(test.constant, bool)
+    )
+
+
+def _gate(conditional: Conditional) -> str | None:
+    """The user setting the choice depends on, to gate MPS by it too: the test itself for a
+    user flag, the user's part of ``flag and torch.cuda.is_available()`` when it was
+    written in the same function."""
+    test, node = conditional.test, conditional.node
+    if test.kind is not Kind.GUARD:
+        return source_of(node.test)
+    if test.gate is not None and conditional.site is not None:
+        setting, function = test.gate
+        if function is conditional.site.function:
+            return setting
+    return None
 
 
 def _only_moves_to_cuda(node: cst.If | cst.IfExp) -> TypeGuard[cst.IfExp]:
@@ -98,10 +125,13 @@ def _only_moves_to_cuda(node: cst.If | cst.IfExp) -> TypeGuard[cst.IfExp]:
     )
 
 
-def _add_mps(conditional: Conditional) -> FixPlan | None:
-    """Insert the MPS choice between the CUDA choice and the CPU fallback."""
+def _add_mps(conditional: Conditional, gate: str | None) -> FixPlan | None:
+    """Insert the MPS choice between the CUDA choice and the CPU fallback (gated by the
+    user's setting when the choice depends on one)."""
     node = conditional.node
     mps_test = "{torch}.backends.mps.is_available()"
+    if gate is not None:
+        mps_test = f"{literal_text(gate)} and {mps_test}"
     if isinstance(node, cst.IfExp):
         mps = mps_variant(node.orelse)
         if mps is None:

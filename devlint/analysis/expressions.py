@@ -22,6 +22,7 @@ from devlint.analysis.syntax import (
     dotted_name,
     number_value,
     parameters,
+    source_of,
     string_value,
     subscript_key,
 )
@@ -125,7 +126,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 return Value(Kind.TENSOR_TYPE, placement_of_device_string(legacy))
             return Value(Kind.IMPORTED, qualname=qualname)
         if attr == "is_cuda":
-            return guards.CUDA_AVAILABLE
+            return guards.ON_CUDA
         if base.kind in (Kind.TENSOR, Kind.MODULE):
             if attr == "device":
                 return Value(Kind.DEVICE, base.where)
@@ -215,6 +216,14 @@ class ExpressionInterpreter(DefinitionInterpreter):
             right = self.expr(node.right)  # may not run: what it requires stays with it
         self.cuda_required = required
         combined = guards.boolean(left, right, is_and)
+        if (
+            combined is not None
+            and is_and
+            and (left.kind is Kind.GUARD) != (right.kind is Kind.GUARD)
+        ):
+            # ``not args.no_cuda and torch.cuda.is_available()``: gated by the user's part.
+            setting = node.right if left.kind is Kind.GUARD else node.left
+            return guards.gated(combined, source_of(setting), self.ctx.function)
         if combined is not None:
             return combined
         return join(left, right) if left.kind is right.kind else UNKNOWN

@@ -45,7 +45,15 @@ def availability(backend: str, polarity: int = +1) -> Value:
     return Value(Kind.GUARD, polarity=polarity, qualname=backend)
 
 
+def device_test(backend: str, polarity: int = +1) -> Value:
+    """A test of where an already chosen device or tensor is (``device.type == "cuda"``,
+    ``x.is_cuda``): it guards like an availability test, but choosing by it is no device
+    choice (``device_type = "cuda" if "cuda" in device else "cpu"`` classifies)."""
+    return Value(Kind.GUARD, polarity=polarity, qualname=backend, classifies=True)
+
+
 CUDA_AVAILABLE = availability("cuda")
+ON_CUDA = device_test("cuda")
 
 
 def is_cuda_guard(value: Value, polarity: int) -> bool:
@@ -80,7 +88,22 @@ def boolean(left: Value, right: Value, is_and: bool) -> Value | None:
     guards = [v for v in (left, right) if v.kind is Kind.GUARD]
     deciding = [v for v in guards if v.polarity == polarity] or guards
     backend = next((v.qualname for v in deciding if v.qualname in _CUDA_BACKENDS), None)
-    return availability(backend or deciding[0].qualname or "cuda", polarity)
+    classifies = all(v.classifies for v in guards)
+    value = availability(backend or deciding[0].qualname or "cuda", polarity)
+    return replace(value, classifies=classifies, gate=_gate(guards))
+
+
+def _gate(guards: list[Value]) -> tuple[str, cst.FunctionDef | None] | None:
+    gates = {v.gate for v in guards if v.gate is not None}
+    return gates.pop() if len(gates) == 1 else None
+
+
+def gated(value: Value, setting: str, function: cst.FunctionDef | None) -> Value:
+    """``setting and avail`` (a user setting and an availability test): the guard, gated
+    by ``setting`` (the source of the user's part, in ``function``)."""
+    if value.gate is not None:
+        setting = f"{value.gate[0]} and {setting}"
+    return replace(value, gate=(setting, function))
 
 
 def conditional(test: Value, body: Value, orelse: Value) -> Value | None:
@@ -124,9 +147,9 @@ def _membership(operator: cst.BaseCompOp, right_node: cst.BaseExpression) -> Val
     kinds = {(string_value(e.value) or "").split(":", 1)[0] for e in right_node.elements}
     inside = isinstance(operator, cst.In)
     if kinds == {"cuda"}:
-        return availability("cuda", +1 if inside else -1)
+        return device_test("cuda", +1 if inside else -1)
     if kinds and "cuda" not in kinds and kinds <= {"cpu", "mps", "xpu", "meta"} and "cpu" in kinds:
-        return availability("cuda", -1 if inside else +1)
+        return device_test("cuda", -1 if inside else +1)
     return None
 
 
@@ -163,12 +186,12 @@ def _device_string(
             continue
         kind = text.split(":", 1)[0]
         if isinstance(operator, cst.In) and device_side is left_node and kind == "cuda":
-            return CUDA_AVAILABLE
+            return ON_CUDA
         if kind == "cuda" and (equal or unequal):
-            return availability("cuda", +1 if equal else -1)
+            return device_test("cuda", +1 if equal else -1)
         if kind in ("cpu", "mps") and (equal or unequal):
             # ``device.type != "cpu"`` may still mean MPS: not a CUDA guard.
-            return availability(kind, 0)
+            return device_test(kind, 0)
     return None
 
 

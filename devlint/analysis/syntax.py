@@ -29,6 +29,14 @@ def module_name(expr: cst.BaseExpression | None) -> str:
     return dotted_name(expr) or ""
 
 
+_EMPTY = cst.Module(body=[])
+
+
+def source_of(node: cst.CSTNode) -> str:
+    """The source code of a node."""
+    return _EMPTY.code_for_node(node)
+
+
 def leaf_of(name: str) -> str:
     """``c`` for ``a.b.c``."""
     return name.rsplit(".", 1)[-1]
