@@ -20,6 +20,7 @@ from devlint.analysis.scopes import DEVICE_NAME, NEW, Scopes
 from devlint.diagnostics import Applicability, Edit, Fix, Location
 from devlint.rule import BLOCK_INDENT, FixPlan
 from devlint.source import LINE_BREAK
+from devlint.wrapping import Wrapper
 
 SELECTIONS = {
     "three-way": (
@@ -67,11 +68,13 @@ class FixContext:
     line_length: int = 88  # a line a fix writes is no longer, unless it already was
     header_row: int = 0  # new lines go before this row (set by ``build_all``)
     scopes: Scopes = field(init=False)
+    wrapper: Wrapper = field(init=False)
     _lines: list[str] | None = None
-    _statements: list[tuple[int, int, int, int]] | None = None
+    _statements: list[tuple[int, int, int, int, cst.BaseStatement]] | None = None
 
     def __post_init__(self) -> None:
         self.scopes = Scopes(self.module, self.positions, self.facts)
+        self.wrapper = Wrapper(self.module, self.positions, self.line_length)
 
     def build_all(self, plans: Sequence[tuple[FixPlan, Applicability]]) -> list[Fix | None]:
         """Each plan as a fix (None where it cannot be written safely here).
@@ -140,7 +143,8 @@ class FixContext:
                 if BLOCK_INDENT in self.module.code:
                     return None  # the file has the marker's character itself
                 content = content.replace(BLOCK_INDENT, self._block_indent(edit.node))
-            edits.append(Edit(content, start, end))
+            statement = self._statement_of(edit.node)
+            edits.append(self.wrapper.fit(edit.node, statement, Edit(content, start, end)))
         if header:
             edits.append(self._header_edit(header))
         edits += hoisted
@@ -162,22 +166,27 @@ class FixContext:
             Location(span.end.line, span.end.column + 1),
         )
 
-    def _block_indent(self, node: cst.CSTNode) -> str:
-        """The indentation of the block ``node`` is in: that of its innermost statement."""
+    def _statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        """The innermost statement that holds ``node`` (or is it)."""
         if self._statements is None:
             self._statements = [
-                (span.start.line, span.start.column, span.end.line, span.end.column)
+                (span.start.line, span.start.column, span.end.line, span.end.column, statement)
                 for statement, span in self.positions.items()
                 if isinstance(statement, cst.BaseStatement)
             ]
         span = self.positions[node]
         first, last = (span.start.line, span.start.column), (span.end.line, span.end.column)
-        rows = [
-            (row, column)
-            for row, column, end_row, end_column in self._statements
+        holding = [
+            (row, column, statement)
+            for row, column, end_row, end_column, statement in self._statements
             if (row, column) <= first and last <= (end_row, end_column)
         ]
-        return self._indent(max(rows)[0]) if rows else ""
+        return max(holding, key=lambda item: item[:2])[2] if holding else None
+
+    def _block_indent(self, node: cst.CSTNode) -> str:
+        """The indentation of the block ``node`` is in: that of its innermost statement."""
+        statement = self._statement_of(node)
+        return self._indent(self.positions[statement].start.line) if statement else ""
 
     def _indent(self, row: int) -> str:
         if self._lines is None:

@@ -132,3 +132,57 @@ def test_a_local_device_that_is_not_plainly_a_device_blocks_the_fix() -> None:
     text = "import torch\n\n\ndef f(device):\n    pass\n\n\ndef g(x):\n    device = x\n"
     text += "    return torch.zeros(3).cuda()\n"
     assert ".cuda()" in fixed(text, "DEV003")
+
+
+def test_a_call_a_fix_makes_too_long_gets_its_arguments_on_a_line_of_their_own() -> None:
+    text = "import torch\nfrom torch.utils.data import DataLoader\n\n"
+    text += "loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, pin_memory=True)\n"
+    assert fixed(text, "DEV005").endswith(
+        "loader = DataLoader(\n"
+        "    dataset, batch_size=batch_size, shuffle=True, pin_memory=torch.cuda.is_available()\n"
+        ")\n"
+    )
+
+
+def test_then_one_argument_a_line_then_a_conditional_one_part_a_line() -> None:
+    text = "import argparse\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+    text += (
+        'parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")\n'
+    )
+    assert fixed(text, "DEV004").endswith(
+        "parser.add_argument(\n"
+        '    "--device",\n'
+        '    default="cuda"\n'
+        "    if torch.cuda.is_available()\n"
+        '    else "mps"\n'
+        "    if torch.backends.mps.is_available()\n"
+        '    else "cpu",\n'
+        ")\n"
+    )
+
+
+def test_a_pinned_copy_is_split_inside_its_parentheses() -> None:
+    text = "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+    text += "def stage(s):\n"
+    text += "    return torch.from_numpy(s).float().pin_memory().to(device, non_blocking=True)\n"
+    assert fixed(text, "DEV005").endswith(
+        "    return (\n"
+        "        torch.from_numpy(s).float().pin_memory()\n"
+        "        if torch.cuda.is_available()\n"
+        "        else torch.from_numpy(s).float()\n"
+        "    ).to(device, non_blocking=True)\n"
+    )
+
+
+def test_a_trailing_comment_and_a_wider_line_length_leave_the_line_alone() -> None:
+    text = "import torch\nfrom torch.utils.data import DataLoader\n\n"
+    text += "loader = DataLoader(data, batch_size=64, pin_memory=True)  # the training batches\n"
+    assert "pin_memory=torch.cuda.is_available())  # the training batches\n" in fixed(
+        text, "DEV005"
+    )
+    long = text.replace("DataLoader(data,", "DataLoader(dataset_for_training, shuffle=True,")
+    wide = CheckOptions(frozenset({"DEV005"}), line_length=120)
+    result = fix_text(long, "example.py", wide, unsafe=True).text
+    assert (
+        "DataLoader(dataset_for_training, shuffle=True, batch_size=64, pin_memory=torch" in result
+    )

@@ -1,0 +1,232 @@
+"""Keeping the lines a fix writes within the line length.
+
+When an edit would make a line longer than ``line-length`` (and longer than it was; a
+trailing comment does not count), the code around the edit is laid out again, in the
+order a formatter such as ruff's would try:
+
+1. the value of an assignment or ``return`` in parentheses, on a line of its own (unless
+   it is a call whose arguments can be split instead);
+2. a call around the edit, outermost first: its arguments together on a line of their
+   own, then one a line with a trailing comma, then with a conditional-expression
+   argument one part a line (``"cuda"`` / ``if ...`` / ``else ...``);
+3. a conditional expression one part a line, inside its parentheses (added around the
+   value of an assignment).
+
+The first layout that fits is written; where none does (or the code holds comments or
+backslashes, which need a real formatter), the edit stays as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from devlint.diagnostics import Edit, Location
+from devlint.source import LINE_BREAK
+
+_STATEMENT_VALUES = (cst.Assign, cst.AnnAssign, cst.Return)
+_COMMENT = re.compile(r"\s+#[^'\"]*$")
+
+Candidates = Callable[["_Layout", cst.BaseExpression, bool], Iterator[cst.BaseExpression]]
+
+
+class Wrapper:
+    """Re-lays out edits of one file that would not fit the line length."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        positions: Mapping[cst.CSTNode, CodeRange],
+        line_length: int,
+    ) -> None:
+        self.module, self.positions, self.limit = module, positions, line_length
+        self.lines = LINE_BREAK.split(module.code)
+        self.starts = [0, 0, *(found.end() for found in LINE_BREAK.finditer(module.code))]
+
+    def fit(self, node: cst.CSTNode, statement: cst.CSTNode | None, edit: Edit) -> Edit:
+        """``edit`` (made at ``node``, in ``statement``), wrapped if it is too long."""
+        if self._fits(edit) or statement is None:
+            return edit
+        path = list(_path(statement, node))
+        pairs = list(zip([None, *path], path, strict=False))
+        steps: list[tuple[Candidates, list[tuple[cst.CSTNode | None, cst.CSTNode]]]] = [
+            (_Layout.value_in_parens, pairs),
+            (_Layout.call, pairs),
+            (_Layout.conditional, pairs[::-1]),
+        ]
+        for candidates, order in steps:
+            for parent, outer in order:
+                wrapped = self._wrap(outer, parent, edit, candidates)
+                if wrapped is not None:
+                    return wrapped
+        return edit
+
+    def _wrap(
+        self,
+        node: cst.CSTNode,
+        parent: cst.CSTNode | None,
+        edit: Edit,
+        candidates: Candidates,
+    ) -> Edit | None:
+        """``edit`` with ``node`` (the edit applied) laid out anew, if that fits."""
+        statement = isinstance(node, cst.Expr | cst.Assign | cst.Return)
+        if not (isinstance(node, cst.BaseExpression) or statement) or node not in self.positions:
+            return None
+        span = self.positions[node]
+        start = Location(span.start.line, span.start.column + 1)
+        end = Location(span.end.line, span.end.column + 1)
+        if not start <= edit.start <= edit.end <= end:
+            return None
+        text = self._text(start, edit.start) + edit.content + self._text(edit.end, end)
+        if "#" in text or "\\" in text:
+            return None  # comments and backslashes would need a real formatter
+        parsed = _parse(text, statement)
+        if parsed is None:
+            return None
+        value, rebuild = parsed
+        indent = _indent(self.lines[start.row - 1])
+        layout = _Layout(indent, indent + self.module.default_indent)
+        alone = isinstance(parent, _STATEMENT_VALUES) and getattr(parent, "value", None) is node
+        alone = alone or (statement and not isinstance(node, cst.Expr))
+        for wrapped in candidates(layout, value, alone):
+            result = Edit(self.module.code_for_node(rebuild(wrapped)), start, end)
+            if self._fits(result):
+                return result
+        return None
+
+    def _fits(self, edit: Edit) -> bool:
+        """Whether the lines ``edit`` touches are within the limit (or no longer than before)."""
+        before = self.lines[edit.start.row - 1 : edit.end.row]
+        after = (
+            self.lines[edit.start.row - 1][: edit.start.column - 1]
+            + edit.content
+            + self.lines[edit.end.row - 1][edit.end.column - 1 :]
+        )
+        longest = max(self.limit, *(_width(line) for line in before))
+        return all(_width(line) <= longest for line in LINE_BREAK.split(after))
+
+    def _text(self, start: Location, end: Location) -> str:
+        first = self.starts[start.row] + start.column - 1
+        return self.module.code[first : self.starts[end.row] + end.column - 1]
+
+
+class _Layout:
+    """The layouts tried for one expression, its lines at ``outer`` and ``inner``."""
+
+    def __init__(self, outer: str, inner: str) -> None:
+        self.outer, self.inner = outer, inner
+
+    def value_in_parens(
+        self, node: cst.BaseExpression, alone: bool
+    ) -> Iterator[cst.BaseExpression]:
+        splittable = isinstance(node, cst.Call) and bool(node.args)
+        if alone and not node.lpar and not splittable:
+            yield node.with_changes(
+                lpar=[cst.LeftParen(whitespace_after=_newline(self.inner))],
+                rpar=[cst.RightParen(whitespace_before=_newline(self.outer))],
+            )
+
+    def call(self, node: cst.BaseExpression, alone: bool) -> Iterator[cst.BaseExpression]:
+        if not isinstance(node, cst.Call) or node.lpar or not node.args:
+            return
+        if any(arg.star for arg in node.args):
+            return
+        together = node.with_changes(
+            whitespace_before_args=_newline(self.inner),
+            args=[
+                *node.args[:-1],
+                node.args[-1].with_changes(
+                    comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=_newline(self.outer)
+                ),
+            ],
+        )
+        yield together
+        if len(node.args) > 1:
+            together = self._one_per_line(node)
+            yield together
+        yield together.with_changes(
+            args=[arg.with_changes(value=self._split(arg.value)) for arg in together.args]
+        )
+
+    def conditional(self, node: cst.BaseExpression, alone: bool) -> Iterator[cst.BaseExpression]:
+        if isinstance(node, cst.IfExp) and node.lpar:
+            yield self._split(node.with_changes(lpar=(), rpar=())).with_changes(
+                lpar=[node.lpar[0].with_changes(whitespace_after=_newline(self.inner))],
+                rpar=[node.rpar[-1].with_changes(whitespace_before=_newline(self.outer))],
+            )
+        elif isinstance(node, cst.IfExp) and alone:
+            yield self._split(node).with_changes(
+                lpar=[cst.LeftParen(whitespace_after=_newline(self.inner))],
+                rpar=[cst.RightParen(whitespace_before=_newline(self.outer))],
+            )
+
+    def _one_per_line(self, call: cst.Call) -> cst.Call:
+        """``f(a, b)`` as ``f(`` / ``a,`` / ``b,`` / ``)``."""
+        laid = []
+        for index, arg in enumerate(call.args):
+            last = index == len(call.args) - 1
+            comma = cst.Comma(whitespace_after=_newline(self.outer if last else self.inner))
+            laid.append(
+                arg.with_changes(comma=comma, whitespace_after_arg=cst.SimpleWhitespace(""))
+            )
+        return call.with_changes(whitespace_before_args=_newline(self.inner), args=laid)
+
+    def _split(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``a if t else b if u else c`` one part a line."""
+        if not isinstance(node, cst.IfExp) or node.lpar:
+            return node
+        return node.with_changes(
+            whitespace_before_if=_newline(self.inner),
+            whitespace_before_else=_newline(self.inner),
+            orelse=self._split(node.orelse),
+        )
+
+
+def _parse(
+    text: str, statement: bool
+) -> tuple[cst.BaseExpression, Callable[[cst.BaseExpression], cst.CSTNode]] | None:
+    """The expression to lay out in ``text``, and how to put it back in its statement."""
+    try:
+        if not statement:
+            return cst.parse_expression(text), lambda value: value
+        line = cst.parse_statement(text)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    small = line.body[0]
+    if not isinstance(small, cst.Expr | cst.Assign | cst.Return) or small.value is None:
+        return None
+    return small.value, lambda value: small.with_changes(value=value)
+
+
+def _width(line: str) -> int:
+    """A line's length without its trailing comment (a guess that ignores ``#`` in strings
+    only when no quote follows it)."""
+    return len(_COMMENT.sub("", line))
+
+
+def _path(root: cst.CSTNode, target: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes from ``root`` down to ``target`` (nothing if it is not below ``root``)."""
+    stack: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = [(root, [root])]
+    while stack:
+        node, trail = stack.pop()
+        if node is target:
+            yield from trail
+            return
+        stack.extend((child, [*trail, child]) for child in node.children)
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _newline(indent: str) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(
+        first_line=cst.TrailingWhitespace(),
+        indent=False,
+        last_line=cst.SimpleWhitespace(indent),
+    )
