@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -103,12 +104,27 @@ class RuleSettings:
     target_torch: TorchVersion = DEFAULT_TARGET_TORCH
 
 
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A piece of code a rule must report (``flagged``) or must leave alone."""
+
+    code: str
+    flagged: bool
+    origin: str  # where it comes from, for test names: "Example", "VALID[0]", ...
+
+
+_SECTION = re.compile(r"^## +(.+?) *$", re.MULTILINE)
+_PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
 class Rule:
     """A lint rule: metadata, documentation (the class docstring) and a ``check``.
 
     The docstring is the rule's documentation in ruff's sections: *What it does*,
     *Why is this bad?*, *Example*, *Use instead*, *Fix safety*. ``devlint rule CODE``
-    prints it.
+    prints it. Its Example code blocks must be reported by the rule and its Use instead
+    blocks must not; ``INVALID`` and ``VALID`` add examples that are tests only. The
+    harness (``devlint.testing``) runs them all.
     """
 
     code: ClassVar[str]
@@ -117,6 +133,8 @@ class Rule:
     default: ClassVar[bool] = True  # on unless selected explicitly
     fix: ClassVar[Applicability | None] = None  # the fix the rule offers, if any
     engine_only: ClassVar[bool] = False  # reported by the engine itself (DEV900-DEV902)
+    INVALID: ClassVar[tuple[str, ...]] = ()  # more code the rule must report
+    VALID: ClassVar[tuple[str, ...]] = ()  # more code the rule must leave alone
 
     def __init__(self, settings: RuleSettings | None = None) -> None:
         self.settings = settings or RuleSettings()
@@ -127,6 +145,22 @@ class Rule:
     @classmethod
     def documentation(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        """The code blocks of the Example and Use instead sections, then INVALID and VALID."""
+        found = []
+        parts = _SECTION.split(cls.documentation())
+        for title, body in zip(parts[1::2], parts[2::2], strict=True):
+            if title in ("Example", "Use instead"):
+                blocks = _PYTHON_BLOCK.findall(body)
+                found += [
+                    Example(code, title == "Example", f"{title} {number}")
+                    for number, code in enumerate(blocks, start=1)
+                ]
+        found += [Example(code, True, f"INVALID[{i}]") for i, code in enumerate(cls.INVALID)]
+        found += [Example(code, False, f"VALID[{i}]") for i, code in enumerate(cls.VALID)]
+        return found
 
 
 @cache

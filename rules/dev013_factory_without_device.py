@@ -21,16 +21,18 @@ class FactoryWithoutDevice(Rule):
 
     ## Example
     ```python
-    def forward(self, x):
-        mask = torch.ones(x.size(0), x.size(1))
-        return x * mask
+    class Masked(nn.Module):
+        def forward(self, x):
+            mask = torch.ones(x.size(0), x.size(1))
+            return x * mask
     ```
 
     ## Use instead
     ```python
-    def forward(self, x):
-        mask = torch.ones(x.size(0), x.size(1), device=x.device)
-        return x * mask
+    class Masked(nn.Module):
+        def forward(self, x):
+            mask = torch.ones(x.size(0), x.size(1), device=x.device)
+            return x * mask
     ```
 
     ## Fix safety

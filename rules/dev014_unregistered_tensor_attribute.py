@@ -24,6 +24,9 @@ class UnregisteredTensorAttribute(Rule):
         def __init__(self):
             super().__init__()
             self.mean = torch.tensor([0.485, 0.456, 0.406])
+
+        def forward(self, x):
+            return x - self.mean
     ```
 
     ## Use instead
@@ -32,6 +35,9 @@ class UnregisteredTensorAttribute(Rule):
         def __init__(self):
             super().__init__()
             self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]), persistent=False)
+
+        def forward(self, x):
+            return x - self.mean
     ```
 
     ## Fix safety
