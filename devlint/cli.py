@@ -34,6 +34,7 @@ class DefaultGroup(click.Group):
 
     lazy_commands: ClassVar[dict[str, str]] = {
         "verify": "devlint.verify.command",
+        "run": "devlint.verify.run_script",
         "server": "devlint.server",
     }
 

@@ -7,7 +7,8 @@ outcome each ``expect.toml`` declares. The pieces:
 - ``expectations``: the ``expect.toml`` format and checking an outcome against it;
 - ``fixture_set``: finding the shipped fixtures, and devlint's live fix of a program;
 - ``devices``: detecting devices (the only torch import on this side), matrix columns;
-- ``emulation``: the ``cuda (emulated)`` column's per-rule table;
+- ``virtual`` / ``emulation``: the virtual CUDA and MPS device, and the virtual columns;
+- ``observed``: the record of what runs observed, and observed vs declared;
 - ``plan`` / ``runner``: what runs where, batching, timeouts, fallback;
 - ``report`` / ``command``: the matrix as text, a rich table or JSON; the click command.
 """

@@ -9,8 +9,9 @@ is imported once) and how the machine should look:
 
 - the parent sets ``CUDA_VISIBLE_DEVICES=""`` in the environment where CUDA must vanish;
 - ``hide_mps``: torch's Python-level MPS checks say "absent";
-- ``emulate = "cuda-as-meta"``: CUDA "is available" and CUDA placements land on the meta
-  device (see ``emulation.py`` for what that reproduces and what not).
+- ``emulate = "virtual-cuda"`` / ``"virtual-mps"``: the program runs under ``virtual.py``'s
+  ``VirtualDevice`` (loaded by path): the machine looks as if it had that accelerator, and
+  tensors track where they would live (see ``emulation.py`` for what that reproduces).
 
 Each program runs with ``runpy.run_path(path, run_name="__main__")`` with fresh
 ``__main__`` globals, its own ``sys.argv`` / ``sys.path[0]`` / working directory, its own
@@ -45,7 +46,7 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, TextIO
 
-CUDA_AS_META = "cuda-as-meta"
+VIRTUAL = {"virtual-cuda": "cuda", "virtual-mps": "mps"}
 
 
 def main(argv: list[str]) -> int:
@@ -195,8 +196,8 @@ def _patch(owner: Any, name: str, value: Any) -> None:
 def _set_up(torch: Any, spec: dict[str, Any]) -> Callable[[], Any] | None:
     if spec.get("hide_mps"):
         _hide_mps(torch)
-    if spec.get("emulate") == CUDA_AS_META:
-        return _cuda_as_meta(torch)
+    if spec.get("emulate") in VIRTUAL:
+        return _virtual_device(VIRTUAL[spec["emulate"]])
     if spec.get("emulate"):
         raise SystemExit(f"unknown emulation {spec['emulate']!r}")
     return None
@@ -221,42 +222,18 @@ def _hide_mps(torch: Any) -> None:
     _patch(accelerator, "device_count", lambda: real_count() if current_accelerator() else 0)
 
 
-def _cuda_as_meta(torch: Any) -> Callable[[], Any]:
-    """CUDA 'is available'; every CUDA placement goes to the meta device instead."""
-    from torch.overrides import TorchFunctionMode
+def _virtual_device(kind: str) -> Callable[[], Any]:
+    """``virtual.py``'s ``VirtualDevice(kind)``, loaded by path (this file stays standalone)."""
+    import importlib.util
 
-    _hide_mps(torch)
-    _patch(torch.cuda, "is_available", lambda: True)
-    _patch(torch.cuda, "device_count", lambda: 1)
-    accelerator = getattr(torch, "accelerator", None)
-    if accelerator is not None:
-        _patch(accelerator, "is_available", lambda: True)
-        _patch(accelerator, "current_accelerator", lambda *a, **k: torch.device("cuda"))
-        _patch(accelerator, "device_count", lambda: 1)
-
-    def is_cuda(value: Any) -> bool:
-        if isinstance(value, str):
-            return value == "cuda" or value.startswith("cuda:")
-        return isinstance(value, torch.device) and value.type == "cuda"
-
-    class CudaAsMeta(TorchFunctionMode):
-        def __torch_function__(
-            self,
-            func: Any,
-            types: Any,
-            args: tuple[Any, ...] = (),
-            kwargs: dict[str, Any] | None = None,
-        ) -> Any:
-            kwargs = dict(kwargs or {})
-            if func is torch.Tensor.cuda:  # also reached by Module.cuda()
-                return args[0].to("meta", non_blocking=bool(kwargs.get("non_blocking", False)))
-            if is_cuda(kwargs.get("device")):  # factories, new_*, to(device=...)
-                kwargs["device"] = "meta"
-            if func is torch.Tensor.to:  # also reached by Module.to()
-                args = tuple("meta" if is_cuda(arg) else arg for arg in args)
-            return func(*args, **kwargs)
-
-    return CudaAsMeta
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "virtual.py")
+    spec = importlib.util.spec_from_file_location("_devlint_virtual", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return lambda: module.VirtualDevice(kind)
 
 
 def _release_device_memory(torch: Any) -> None:

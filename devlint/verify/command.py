@@ -42,7 +42,7 @@ def _fail(message: str) -> NoReturn:
     multiple=True,
     metavar="cpu|cuda|mps|all",
     help="Devices to run on (repeatable or comma-separated; default: all). Absent ones are "
-    "reported as not present; a missing cuda adds the `cuda (emulated)` column.",
+    "reported as not present; a missing cuda or mps adds its `(virtual)` column.",
 )
 @click.option(
     "--rule",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from devlint.verify.emulation import CUDA_AS_META, EMULATED_COLUMN
+from devlint.verify.emulation import VIRTUAL_DEVICES, column_name
 from devlint.verify.expectations import DEVICES
 
 TORCH_MISSING = (
@@ -59,10 +59,10 @@ def detect_devices() -> DeviceSet:
 class Column:
     """One column of the rule x device matrix."""
 
-    name: str  # "cpu", "cuda", "mps", "cuda (emulated)"
+    name: str  # "cpu", "cuda", "mps", "cuda (virtual)", "mps (virtual)"
     device: str  # the device whose expectations it checks: cpu / cuda / mps
-    present: bool  # a real device is there (emulated columns: False)
-    emulated: bool = False
+    present: bool  # a real device is there (virtual columns: False)
+    emulated: bool = False  # a virtual column: a CPU run posing as the device
 
     @property
     def runs(self) -> bool:
@@ -87,10 +87,12 @@ def parse_device_option(values: Sequence[str]) -> list[str]:
 
 
 def columns_for(devices: Sequence[str], found: DeviceSet) -> list[Column]:
-    """The requested devices, plus ``cuda (emulated)`` when cuda is requested but absent."""
+    """The requested devices, plus ``cuda (virtual)`` / ``mps (virtual)`` for each requested
+    accelerator that is absent."""
     columns = [Column(device, device, found.has(device)) for device in devices]
-    if "cuda" in devices and not found.cuda:
-        columns.append(Column(EMULATED_COLUMN, "cuda", present=False, emulated=True))
+    for device in VIRTUAL_DEVICES:
+        if device in devices and not found.has(device):
+            columns.append(Column(column_name(device), device, present=False, emulated=True))
     return columns
 
 
@@ -100,7 +102,7 @@ class ChildSetup:
 
     env: dict[str, str]  # variables set in the child's environment
     hide_mps: bool  # patch torch's Python-level MPS checks to say "absent"
-    emulate: str | None  # an emulation mechanism (emulation.py), or None
+    emulate: str | None  # a virtual device (emulation.py: "virtual-cuda"), or None
 
     def to_json(self) -> dict[str, object]:
         return {"hide_mps": self.hide_mps, "emulate": self.emulate}
@@ -108,8 +110,8 @@ class ChildSetup:
 
 def child_setup(column: Column, found: DeviceSet, mechanism: str | None = None) -> ChildSetup:
     env: dict[str, str] = {}
-    if column.device != "cuda" or column.emulated:
+    if column.device != "cuda":
         env["CUDA_VISIBLE_DEVICES"] = ""  # CUDA's own switch: the device really disappears
     hide_mps = found.mps and column.device != "mps"
-    emulate = (mechanism or CUDA_AS_META) if column.emulated else None
+    emulate = (mechanism or f"virtual-{column.device}") if column.emulated else None
     return ChildSetup(env, hide_mps, emulate)

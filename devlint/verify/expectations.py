@@ -18,8 +18,9 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 DEVICES = ("cpu", "cuda", "mps")
-EMULATED_KEY = "cuda-emulated"  # the emulated column's own expectation (see emulation.py)
-_DEVICE_KEYS = (*DEVICES, EMULATED_KEY)
+# A virtual column's own expectation, where it differs from the device's (see emulation.py).
+VIRTUAL_KEYS = {"cuda": "cuda-virtual", "mps": "mps-virtual"}
+_DEVICE_KEYS = (*DEVICES, *VIRTUAL_KEYS.values())
 _FILE_KEYS = {"reason", "isolated"}
 _OUTCOME_KEYS = {"raises", "match", "warns", "prints", "reason", "skip"}
 
@@ -76,7 +77,7 @@ OK = Expectation()
 
 @dataclass(frozen=True, slots=True)
 class Skip:
-    """``{ skip = "why" }``: deliberately not run on that device (or emulation)."""
+    """``{ skip = "why" }``: deliberately not run on that device (or virtual column)."""
 
     reason: str
 
@@ -89,7 +90,7 @@ class FileExpectations:
     """One ``["file.py"]`` table of ``expect.toml``."""
 
     name: str
-    devices: Mapping[str, Declared]  # keys: cpu, cuda, mps, cuda-emulated
+    devices: Mapping[str, Declared]  # keys: cpu, cuda, mps, cuda-virtual, mps-virtual
     reason: str | None = None
     isolated: bool = False  # run in its own process, never batched
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devlint.verify.devices import Column
-from devlint.verify.emulation import emulated_expectation, emulation_for
+from devlint.verify.emulation import virtual_expectation, virtual_for
 from devlint.verify.expectations import OK, Expectation, Skip
 from devlint.verify.fixture_set import RuleFixtures, live_fixer, write_live_fix
 
@@ -30,10 +30,10 @@ class Run:
     directory: Path  # sys.path[0] while it runs: the fixture's folder
     expectation: Expectation
     forbidden_warnings: tuple[str, ...] = ()  # the rule's own `warns`, where it must run clean
-    flagged_lines: frozenset[int] | None = None  # emulated failures must pass through these
+    flagged_lines: frozenset[int] | None = None  # virtual failures must pass through these
     isolated: bool = False  # `isolated = true`: its own fresh interpreter, torch not preloaded
     fresh: bool = False  # warnings-sensitive: first program of its process (warn-once state)
-    mechanism: str | None = None  # the emulation mechanism, emulated column only
+    mechanism: str | None = None  # the virtual device ("virtual-cuda"), virtual columns only
 
     @property
     def label(self) -> str:
@@ -121,9 +121,9 @@ def plan_runs(rules: Sequence[RuleFixtures], columns: Sequence[Column], workdir:
                         fresh=declared.warns is not None or bool(forbidden),
                     )
                 )
-            check_line = emulation_for(rule.code).at_flagged_line
+            check_line = virtual_for(rule.code).at_flagged_line
             for column in emulated:
-                derived, mechanism = emulated_expectation(rule.code, entry)
+                derived, mechanism = virtual_expectation(rule.code, entry, column.device)
                 if isinstance(derived, Skip):
                     plan.skipped.append(
                         Skipped(rule.code, path.name, PROGRAM, column, derived.reason)

@@ -7,8 +7,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from devlint.verify.agreement import agreement
 from devlint.verify.devices import Column
-from devlint.verify.emulation import emulation_for
+from devlint.verify.emulation import virtual_for
 from devlint.verify.expectations import DEVICES, tail
 from devlint.verify.observed import (
     CONTRADICTED,
@@ -49,7 +50,7 @@ class Cell:
         if self.failed:
             return "fail"
         if self.passed:
-            return "emulated" if self.column.emulated else "pass"
+            return "virtual" if self.column.emulated else "pass"
         return "not run"
 
     @property
@@ -58,14 +59,14 @@ class Cell:
         if status == "not present":
             return "not present"
         if status == "not run":
-            return "not emulated" if self.column.emulated else "nothing run"
+            return "nothing run"
         if status == "fail":
             text = f"FAIL {self.failed}/{self.passed + self.failed}"
-            text = f"emulated {text}" if self.column.emulated else text
+            text = f"virtual {text}" if self.column.emulated else text
         else:
             text = f"{status} {self.passed}"
         if self.skipped:
-            text += f" ({self.skipped} {'not emulated' if self.column.emulated else 'not run'})"
+            text += f" ({self.skipped} not run)"
         return text
 
     @property
@@ -118,7 +119,7 @@ def explain(result: RunResult) -> list[str]:
     if run.expectation.reason:
         lines.append(f"  reason: {run.expectation.reason}")
     if run.column.emulated:
-        lines.append(f"  emulation: {emulation_for(run.rule).limits}")
+        lines.append(f"  virtual device: {virtual_for(run.rule).note}")
     stderr = tail(result.outcome.stderr, STDERR_LINES)
     if stderr:
         lines.append("  stderr:")
@@ -169,10 +170,12 @@ def footer_lines(report: VerifyReport) -> list[str]:
     lines = []
     if report.plan.live_fix != "available":
         lines.append("live fix: not available (devlint.api.fix_fixture is missing)")
-    if any(column.emulated for column in report.columns):
+    virtual = [column.name for column in report.columns if column.emulated]
+    if virtual:
         lines.append(
-            "cuda (emulated): no CUDA device here; CUDA placements were mapped to the meta "
-            "device, each program in its own process. Not a real CUDA run."
+            f"{' and '.join(virtual)}: the device is absent here; the programs ran on the CPU "
+            "under devlint's virtual device (devlint/verify/virtual.py), which tracks where each "
+            "tensor would live and raises PyTorch's own errors. Not a real device run."
         )
     lines.append(summary_line(report))
     return lines
@@ -242,7 +245,7 @@ STYLES = {
     "pass": "green",
     "fail": "bold red",
     "not present": "dim",
-    "emulated": "cyan",
+    "virtual": "cyan",
     "not run": "yellow",
 }
 
@@ -297,13 +300,13 @@ def _sections(
 def to_json(report: VerifyReport, record: Record | None = None) -> dict[str, Any]:
     matrix = build_matrix(report)
     record, statuses = observed_view(report, record)
-    emulations = {rule.code: emulation_for(rule.code) for rule in report.plan.rules}
+    virtuals = {rule.code: virtual_for(rule.code) for rule in report.plan.rules}
     return {
         "torch": report.found.torch_version,
         "fixtures": str(report.root),
         "devices": {device: report.found.has(device) for device in ("cpu", "cuda", "mps")},
         "columns": [
-            {"name": c.name, "device": c.device, "present": c.present, "emulated": c.emulated}
+            {"name": c.name, "device": c.device, "present": c.present, "virtual": c.emulated}
             for c in report.columns
         ],
         "matrix": {
@@ -322,15 +325,16 @@ def to_json(report: VerifyReport, record: Record | None = None) -> dict[str, Any
             for skip in report.plan.skipped
         ],
         "problems": [{"rule": rule, "message": text} for rule, text in report.plan.problems],
-        "emulation": {
-            code: {"mechanism": emulation.mechanism, "limits": emulation.limits}
-            for code, emulation in emulations.items()
+        "virtual": {
+            code: {"reproduces": virtual.note, "not_reproduced": virtual.not_reproduced}
+            for code, virtual in virtuals.items()
         },
         "observed": {
             "sources": sources(record),
             "counts": counts(statuses),
             "expectations": [status.to_json(record) for status in statuses],
         },
+        "agreement": agreement(report),
         "live_fix": report.plan.live_fix,
         "summary": {
             "runs": len(report.results),
@@ -357,7 +361,7 @@ def _run_json(result: RunResult) -> dict[str, Any]:
         "kind": run.kind,
         "column": run.column.name,
         "device": run.column.device,
-        "emulated": run.column.emulated,
+        "virtual": run.column.emulated,
         "expected": run.expectation.to_json(),
         "must_not_warn": list(run.forbidden_warnings),
         "reason": run.expectation.reason,

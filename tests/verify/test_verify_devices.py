@@ -33,20 +33,26 @@ def test_device_option() -> None:
         parse_device_option(("tpu",))
 
 
-def test_without_cuda_the_emulated_column_is_added_never_as_a_real_run() -> None:
+def test_absent_accelerators_get_virtual_columns_never_real_runs() -> None:
     columns = columns_for(["cpu", "cuda", "mps"], CPU_ONLY)
     assert [(c.name, c.present, c.emulated) for c in columns] == [
         ("cpu", True, False),
         ("cuda", False, False),
         ("mps", False, False),
-        ("cuda (emulated)", False, True),
+        ("cuda (virtual)", False, True),
+        ("mps (virtual)", False, True),
     ]
     assert columns_for(["cpu"], CPU_ONLY) == [Column("cpu", "cpu", True)]
 
 
-def test_with_cuda_present_there_is_no_emulated_column() -> None:
+def test_with_cuda_present_there_is_no_virtual_cuda_column() -> None:
     columns = columns_for(["cpu", "cuda", "mps"], CUDA_BOX)
-    assert [(c.name, c.present) for c in columns] == [("cpu", True), ("cuda", True), ("mps", False)]
+    assert [(c.name, c.present) for c in columns] == [
+        ("cpu", True),
+        ("cuda", True),
+        ("mps", False),
+        ("mps (virtual)", False),
+    ]
 
 
 def test_mps_present() -> None:
@@ -55,12 +61,12 @@ def test_mps_present() -> None:
         ("cpu", True),
         ("cuda", False),
         ("mps", True),
-        ("cuda (emulated)", False),
+        ("cuda (virtual)", False),
     ]
 
 
 def test_cpu_on_a_cuda_machine_hides_cuda_and_the_cuda_column_does_not() -> None:
-    cpu, cuda, _ = columns_for(["cpu", "cuda", "mps"], CUDA_BOX)
+    cpu, cuda, _, _ = columns_for(["cpu", "cuda", "mps"], CUDA_BOX)
     assert child_setup(cpu, CUDA_BOX).env == {"CUDA_VISIBLE_DEVICES": ""}
     assert child_setup(cuda, CUDA_BOX).env == {}
     assert not child_setup(cuda, CUDA_BOX).hide_mps
@@ -72,8 +78,8 @@ def test_on_a_mac_cpu_hides_mps_and_mps_hides_cuda() -> None:
     assert child_setup(cpu, MAC).hide_mps
     assert not child_setup(mps, MAC).hide_mps
     assert child_setup(mps, MAC).env == {"CUDA_VISIBLE_DEVICES": ""}
-    setup = child_setup(emulated, MAC, "cuda-as-meta")
-    assert (setup.hide_mps, setup.emulate) == (True, "cuda-as-meta")
+    setup = child_setup(emulated, MAC)
+    assert (setup.hide_mps, setup.emulate, setup.env) == (True, "virtual-cuda", {})
 
 
 def test_on_a_cpu_only_machine_nothing_needs_patching() -> None:
@@ -90,14 +96,14 @@ def make_run(number: int, column: Column, *, fresh: bool = False, isolated: bool
 
 
 CPU = Column("cpu", "cpu", True)
-EMULATED = Column("cuda (emulated)", "cuda", False, emulated=True)
+EMULATED = Column("cuda (virtual)", "cuda", False, emulated=True)
 
 
 def test_forked_batches_one_per_job_per_column() -> None:
     runs = [make_run(i, CPU, fresh=i < 5) for i in range(40)] + [make_run(50, EMULATED)]
     batches = make_batches(runs, jobs=4, isolation="fork")
     sizes = sorted((len(batch), batch[0].column.name) for batch in batches)
-    assert sizes == [(1, "cuda (emulated)"), (10, "cpu"), (10, "cpu"), (10, "cpu"), (10, "cpu")]
+    assert sizes == [(1, "cuda (virtual)"), (10, "cpu"), (10, "cpu"), (10, "cpu"), (10, "cpu")]
 
 
 def test_inline_batches_put_warning_checks_first_and_emulation_alone() -> None:
@@ -144,7 +150,7 @@ def synthetic_report(found: DeviceSet) -> VerifyReport:
     for column in columns:
         if column.emulated:
             plan.skipped.append(
-                Skipped("DEV003", "bad_y.py", "program", column, "not emulated: why")
+                Skipped("DEV003", "bad_y.py", "program", column, "not reproduced: why")
             )
     if found.cuda:
         plan.skipped.append(
@@ -171,9 +177,10 @@ def test_matrix_cells() -> None:
         "cpu": "FAIL 1/2",
         "cuda": "not present",
         "mps": "not present",
-        "cuda (emulated)": "not emulated",
+        "cuda (virtual)": "nothing run",
+        "mps (virtual)": "nothing run",
     }
-    assert matrix["DEV003"]["cuda (emulated)"].note == "not emulated: why"
+    assert matrix["DEV003"]["cuda (virtual)"].note == "not reproduced: why"
     cuda_matrix = build_matrix(synthetic_report(CUDA_BOX))
     assert cuda_matrix["DEV003"]["cuda"].text == "nothing run"
     assert cuda_matrix["DEV003"]["cuda"].note == "no expectation for cuda"
@@ -183,13 +190,14 @@ def test_plain_text_is_aligned() -> None:
     out = io.StringIO()
     render_text(synthetic_report(CPU_ONLY), out)
     text = out.getvalue()
-    assert "rule    cpu          cuda         mps          cuda (emulated)\n" in text
-    assert "DEV001  FAIL 1/2     not present  not present  not emulated\n" in text
-    assert "DEV003  nothing run  not present  not present  not emulated\n" in text
-    assert "DEV003 on cuda (emulated): not emulated: why" in text
+    assert "rule    cpu          cuda         mps          cuda (virtual)  mps (virtual)\n" in text
+    assert "DEV001  FAIL 1/2     not present  not present  nothing run     nothing run\n" in text
+    assert "DEV003  nothing run  not present  not present  nothing run     nothing run\n" in text
+    assert "DEV003 on cuda (virtual): not reproduced: why" in text
+    assert "cuda (virtual) and mps (virtual): the device is absent here" in text
     assert "Mismatches (1):" in text
     assert (
-        "2 runs: 1 passed, 1 failed, 1 not run; 1 processes (1 batches, 0 solo, 0 fallback)" in text
+        "2 runs: 1 passed, 1 failed, 2 not run; 1 processes (1 batches, 0 solo, 0 fallback)" in text
     )
     assert "live fix: not available" in text
 
@@ -200,15 +208,16 @@ def test_rich_table() -> None:
     text = out.getvalue()
     assert "NVIDIA H100" in text
     assert "DEV001" in text and "FAIL 1/2" in text
-    assert "cuda (emulated)" not in text.split("Observed vs declared")[0]  # the table's part
+    assert "cuda (virtual)" not in text.split("Observed vs declared")[0]  # the table's part
 
 
 def test_json_has_the_matrix_runs_and_durations() -> None:
     data = to_json(synthetic_report(CPU_ONLY))
     assert data["matrix"]["DEV001"]["cpu"]["status"] == "fail"
-    assert data["matrix"]["DEV001"]["cuda (emulated)"]["status"] == "not run"
+    assert data["matrix"]["DEV001"]["cuda (virtual)"]["status"] == "not run"
     assert [run["status"] for run in data["runs"]] == ["pass", "fail"]
     assert data["runs"][1]["explanation"].startswith("DEV001/bad_x.py on cpu: expected raises")
     assert "duration_s" in data["runs"][0] and data["summary"]["seconds"] == 1.25
     assert data["exit_code"] == 1
-    assert data["emulation"]["DEV003"]["mechanism"] is None
+    assert set(data["virtual"]) == {"DEV001", "DEV003"}
+    assert data["virtual"]["DEV003"]["not_reproduced"] == {}

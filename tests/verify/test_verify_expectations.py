@@ -1,13 +1,8 @@
-"""expect.toml parsing, checking an outcome against it, and the emulated derivation (no torch)."""
+"""expect.toml parsing, checking an outcome against it, and the virtual columns' expectations."""
 
 from __future__ import annotations
 
-from devlint.verify.emulation import (
-    EMULATIONS,
-    META_DEVICE_MISMATCH,
-    emulated_expectation,
-    emulation_for,
-)
+from devlint.verify.emulation import VIRTUALS, virtual_expectation
 from devlint.verify.expectations import (
     OK,
     Expectation,
@@ -39,7 +34,7 @@ reason = "because"
 ["bad_pin_memory.py"]
 cpu = { warns = "pin_memory.*no accelerator is found" }
 mps = { skip = "not certain on MPS" }
-cuda-emulated = { raises = "TypeError", match = "meta", reason = "own reason" }
+cuda-virtual = { raises = "TypeError", match = "cuda", reason = "own reason" }
 isolated = true
 """
     )
@@ -53,7 +48,7 @@ isolated = true
     pin = parsed.entries["bad_pin_memory.py"]
     assert pin.isolated
     assert pin.devices["mps"] == Skip("not certain on MPS")
-    assert pin.devices["cuda-emulated"] == Expectation(("TypeError",), "meta", reason="own reason")
+    assert pin.devices["cuda-virtual"] == Expectation(("TypeError",), "cuda", reason="own reason")
     assert pin.devices["cpu"].describe() == 'warns "pin_memory.*no accelerator is found"'  # type: ignore[union-attr]
 
 
@@ -167,61 +162,32 @@ def entry(**devices: Expectation | Skip) -> FileExpectations:
     )
 
 
-def test_emulation_derives_numpy_failures_with_meta_for_cuda() -> None:
-    derived, mechanism = emulated_expectation(
-        "DEV001", entry(cpu=OK, cuda=Expectation(("TypeError",), NUMPY_CUDA, reason="r"))
+def test_a_virtual_column_checks_the_declared_expectation_itself() -> None:
+    numpy = Expectation(("TypeError",), NUMPY_CUDA, reason="r")
+    assert virtual_expectation("DEV001", entry(cpu=OK, cuda=numpy), "cuda") == (
+        numpy,
+        "virtual-cuda",
     )
-    assert mechanism == "cuda-as-meta"
-    assert derived == Expectation(
-        ("TypeError",), "can't convert meta device type tensor to numpy", reason="r"
-    )
+    assert virtual_expectation("DEV001", entry(mps=OK), "mps") == (OK, "virtual-mps")
+    undeclared, mechanism = virtual_expectation("DEV001", entry(cpu=OK), "mps")
+    assert (undeclared, mechanism) == (Skip("no expectation for mps"), None)
+    skipped, _ = virtual_expectation("DEV001", entry(mps=Skip("unsure")), "mps")
+    assert skipped == Skip("skipped on mps: unsure")
 
 
-def test_emulation_derives_device_mismatches_as_metas_device_check() -> None:
-    derived, _ = emulated_expectation(
-        "DEV002", entry(cuda=Expectation(("RuntimeError",), MIXED_CUDA))
-    )
-    assert derived == Expectation(("RuntimeError",), META_DEVICE_MISMATCH)
+def test_an_explicit_virtual_entry_wins_and_rules_say_what_is_not_reproduced() -> None:
+    own = Expectation(("RuntimeError",), "cuda")
+    derived = virtual_expectation("DEV003", entry(cuda=OK, cuda_virtual=own), "cuda")
+    assert derived == (own, "virtual-cuda")
+    skip = Skip("needs triton")
+    assert virtual_expectation("DEV011", entry(cuda=OK, cuda_virtual=skip), "cuda") == (skip, None)
+    parallel, mechanism = virtual_expectation("DEV010", entry(cuda=OK, mps=OK), "cuda")
+    assert mechanism is None and isinstance(parallel, Skip)
+    assert parallel.reason.startswith("not reproduced virtually: DataParallel")
+    assert virtual_expectation("DEV010", entry(cuda=OK, mps=OK), "mps") == (OK, "virtual-mps")
 
 
-def test_emulation_only_emulates_failures() -> None:
-    derived, mechanism = emulated_expectation("DEV001", entry(cuda=OK))
-    assert mechanism is None
-    assert isinstance(derived, Skip)
-    assert "meta tensors hold no data" in derived.reason
-    unknown, _ = emulated_expectation(
-        "DEV001", entry(cuda=Expectation(("RuntimeError",), "CUBLAS"))
-    )
-    assert isinstance(unknown, Skip) and "no meta counterpart" in unknown.reason
-    undeclared, _ = emulated_expectation("DEV001", entry(cpu=OK))
-    assert isinstance(undeclared, Skip) and "no cuda expectation" in undeclared.reason
-
-
-def test_rules_that_are_not_emulated_say_why() -> None:
-    derived, mechanism = emulated_expectation(
-        "DEV003", entry(cuda=Expectation(("RuntimeError",), MIXED_CUDA))
-    )
-    assert mechanism is None
-    assert isinstance(derived, Skip)
-    assert derived.reason == f"not emulated: {emulation_for('DEV003').limits}"
-    other, _ = emulated_expectation(
-        "XYZ999", entry(cuda=Expectation(("RuntimeError",), MIXED_CUDA))
-    )
-    assert isinstance(other, Skip) and "no emulation is declared for this rule" in other.reason
-
-
-def test_an_explicit_cuda_emulated_entry_wins() -> None:
-    own = Expectation(("RuntimeError",), "meta")
-    derived, mechanism = emulated_expectation("DEV003", entry(cuda=OK, cuda_emulated=own))
-    assert (derived, mechanism) == (own, "cuda-as-meta")
-    skip = Skip("matmul mixes silently")
-    derived, mechanism = emulated_expectation(
-        "DEV002", entry(cuda=Expectation(("RuntimeError",), MIXED_CUDA), cuda_emulated=skip)
-    )
-    assert (derived, mechanism) == (skip, None)
-
-
-def test_every_emulation_entry_explains_itself() -> None:
-    for code, emulation in EMULATIONS.items():
-        assert emulation.limits, code
-        assert emulation.mechanism in (None, "cuda-as-meta"), code
+def test_every_virtual_entry_explains_itself() -> None:
+    for code, virtual in VIRTUALS.items():
+        assert virtual.note, code
+        assert set(virtual.not_reproduced) <= {"cuda", "mps"}, code

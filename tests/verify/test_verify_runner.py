@@ -108,6 +108,7 @@ BASIC = {
         cpu  = { prints = "cvd= mps_check=(is_available|<lambda>)" }
         cuda = { prints = "cvd=<unset> mps_check=<lambda>" }
         mps  = { prints = "cvd= mps_check=is_available" }
+        mps-virtual = { prints = "cvd= mps_check=<lambda>", reason = "the virtual MPS patches it" }
         reason = "cpu hides CUDA (and MPS where present); cuda hides MPS; mps hides CUDA"
     """,
     # Named after a real rule, so that the emulation table applies.
@@ -318,16 +319,18 @@ def test_a_fixture_set_that_behaves_as_declared(
     assert data["live_fix"] == "available"
     unchanged = {s["file"] for s in data["not_run"] if s["kind"] == "live-fix"}
     assert "bad_key_error.py [live fix]" in unchanged
-    # The emulated column: DEV001's failure is derived with meta for cuda:0 ...
-    emulated = runs_by_name(data, "cuda (emulated)")
-    assert list(emulated) == ["DEV001/bad_numpy.py"]
-    run = emulated["DEV001/bad_numpy.py"]
-    assert run["emulated"] and run["status"] == "pass"
-    assert run["expected"]["match"] == "can't convert meta device type tensor to numpy"
+    # The virtual columns check the declared cuda / mps expectations themselves.
+    virtual = runs_by_name(data, "cuda (virtual)")
+    run = virtual["DEV001/bad_numpy.py"]
+    assert run["virtual"] and run["status"] == "pass"
+    assert run["expected"]["match"] == "can't convert cuda:0 device type tensor to numpy"
     assert run["outcome"]["exception"]["lines"] == [6]
-    # ... clean programs and rules without an emulation say why they are not emulated.
-    assert data["matrix"]["DEV001"]["cuda (emulated)"]["text"] == "emulated 1 (1 not emulated)"
-    assert "no emulation is declared" in data["matrix"]["FAKE001"]["cuda (emulated)"]["note"]
+    assert virtual["DEV001/good_cpu_first.py"]["status"] == "pass"
+    env = virtual["FAKE001/good_env.py"]["outcome"]["stdout_tail"]
+    assert env == "cvd=<unset> mps_check=<lambda>"  # CUDA present, MPS absent
+    mps = runs_by_name(data, "mps (virtual)")
+    assert mps["FAKE001/good_env.py"]["expected"]["prints"] == "cvd= mps_check=<lambda>"
+    assert data["matrix"]["DEV001"]["mps (virtual)"]["note"] == "no expectation for mps"
     assert data["summary"]["processes"] >= 1
 
 
@@ -366,9 +369,9 @@ def test_cuda_path_with_detection_faked_absent(
     root = write_tree(tmp_path, BASIC)
     code, out, _ = invoke("--fixtures", str(root), "--device", "cuda", "--rule", "DEV001")
     assert code == 0, out
-    assert "rule    cuda         cuda (emulated)" in out
-    assert "DEV001  not present  emulated 1 (1 not emulated)" in out
-    assert "Not a real CUDA run." in out
+    assert "rule    cuda         cuda (virtual)" in out
+    assert "DEV001  not present  virtual 2" in out
+    assert "Not a real device run." in out
 
 
 def test_wrong_expectations_fail_with_readable_explanations(
@@ -482,15 +485,22 @@ def test_live_fix_hook(
     ]
 
 
-def test_the_shipped_fixtures_emulate_cuda_failures(found: list[DeviceSet]) -> None:
-    """DEV001 (numpy) and DEV002 (batch not moved) show their mechanism on the meta device."""
-    code, out, _ = invoke("--device", "cuda", "--rule", "DEV001,DEV002", "--json")
+def test_the_shipped_fixtures_run_on_the_virtual_devices(found: list[DeviceSet]) -> None:
+    """DEV001 (numpy) and DEV002 (batch not moved): every declared cuda and mps outcome."""
+    code, out, _ = invoke("--device", "cuda,mps", "--rule", "DEV001,DEV002", "--json")
     data = json.loads(out)
     assert code == 0, "\n".join(run["explanation"] or "" for run in data["runs"])
     for rule in ("DEV001", "DEV002"):
-        assert data["matrix"][rule]["cuda (emulated)"]["status"] == "emulated"
-        assert data["matrix"][rule]["cuda"]["status"] == "not present"
-    assert all(run["emulated"] for run in data["runs"])
+        for device in ("cuda", "mps"):
+            assert data["matrix"][rule][f"{device} (virtual)"]["status"] == "virtual"
+            assert data["matrix"][rule][device]["status"] == "not present"
+    assert all(run["virtual"] for run in data["runs"])
+    failures = {
+        run["outcome"]["exception"]["types"][0]
+        for run in data["runs"]
+        if run["outcome"]["exception"]
+    }
+    assert failures == {"TypeError", "RuntimeError"}  # numpy refused; devices mixed
 
 
 STRAYS = {

@@ -1,0 +1,90 @@
+"""Static vs dynamic agreement: per rule, what the linter finds and what a run shows.
+
+For each rule's fixture programs:
+
+- *static found*: a bad program carries an ``# expect: CODE`` marker of its own rule
+  (``tests/test_fixtures.py`` holds the linter to exactly those lines), a good program none;
+- *run found*, per accelerator column that ran (real or virtual): a bad program whose
+  declared outcome there is a failure, a warning or a different output, and the run showed
+  it; a good program that ran as declared (clean).
+
+Bad programs whose bug does not bite on a device (declared ``"ok"`` there, such as the
+checkpoint programs of DEV007) count as ``not shown``: the bug is real, the run cannot
+show it. Pure data: works on a finished ``VerifyReport``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from devlint.verify.plan import EXPECT_COMMENT, PROGRAM
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from devlint.verify.runner import VerifyReport
+
+
+def marked(path: Path, code: str) -> bool:
+    """Whether ``path`` has an ``# expect:`` marker naming ``code``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return any(
+        code in re.split(r"\s*,\s*", match.group("codes"))
+        for match in EXPECT_COMMENT.finditer(text)
+    )
+
+
+def agreement(report: VerifyReport) -> dict[str, Any]:
+    """rule -> counts of bad and good programs, found statically and by each column."""
+    columns = [c.name for c in report.columns if c.runs and c.device != "cpu"]
+    results = {
+        (r.run.rule, r.run.name, r.run.column.name): r
+        for r in report.results
+        if r.run.kind == PROGRAM
+    }
+    table: dict[str, Any] = {}
+    for rule in report.plan.rules:
+        bad = [path for path in rule.programs if path.name.startswith("bad_")]
+        good = [path for path in rule.programs if path.name.startswith("good_")]
+        row: dict[str, Any] = {
+            "bad": len(bad),
+            "bad_static_found": sum(marked(path, rule.code) for path in bad),
+            "good": len(good),
+            "good_static_quiet": sum(not marked(path, rule.code) for path in good),
+        }
+        for column in columns:
+            shown = clean = 0
+            for path in rule.programs:
+                result = results.get((rule.code, path.name, column))
+                if result is None or not result.passed:
+                    continue
+                if path.name.startswith("bad_"):
+                    shown += not result.run.expectation.is_ok
+                else:
+                    clean += 1
+            row[column] = {"bad_shown": shown, "good_clean": clean}
+        table[rule.code] = row
+    return {"columns": columns, "rules": table}
+
+
+def agreement_lines(data: dict[str, Any]) -> list[str]:
+    """The table as aligned text, for the README and the terminal."""
+    columns = data["columns"]
+    header = ["rule", "bad: static", *[f"bad: {c}" for c in columns], "good: static quiet"]
+    header += [f"good: {c} clean" for c in columns]
+    rows = [header]
+    for code, row in data["rules"].items():
+        bad, good = row["bad"], row["good"]
+        cells = [code, f"{row['bad_static_found']}/{bad}"]
+        cells += [f"{row[c]['bad_shown']}/{bad}" for c in columns]
+        cells.append(f"{row['good_static_quiet']}/{good}")
+        cells += [f"{row[c]['good_clean']}/{good}" for c in columns]
+        rows.append(cells)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]

@@ -1,0 +1,237 @@
+"""``devlint run --device cuda|mps script.py [args…]``: run a user's script on a virtual device.
+
+The script runs in this process on the CPU under ``virtual.VirtualDevice`` (see its
+docstring for what is reproduced and the limits: CUDA-only kernels and objects, custom
+C++/CUDA extensions, ``torch.compile``, DataLoader workers' own placements). The run stops
+
+- at the first device bug: a failure the virtual device raises where the real device
+  would (mixed devices, ``.numpy()`` of a device tensor, float64 on MPS, a CUDA
+  checkpoint without CUDA, CUDA code on a Mac). It prints the script's file and line,
+  PyTorch's message, the devlint rule that describes it and whether ``devlint check``
+  finds it statically, and exits 1;
+- after ``--max-steps`` optimizer steps or ``--timeout`` seconds (exit 0: nothing found
+  so far);
+- at a failure unrelated to devices: one line, no traceback, exit 2.
+
+A script that ends on its own exits 0 with a one-line summary (optimizer steps, host
+syncs). torch is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+# (message pattern, the rules that describe it: the first is the default)
+DEVICE_BUGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"can't convert (cuda|mps)(:\d+)? device type tensor to numpy", ("DEV001", "DEV008")),
+    (
+        r"Expected all tensors to be on the same device|expected self and mask to be on the "
+        r"same device|indices should be either on cpu or on the same device",
+        ("DEV006", "DEV002", "DEV013", "DEV014", "DEV008"),
+    ),
+    (r"Cannot convert a MPS Tensor to float64 dtype", ("DEV018",)),
+    (r"Attempting to deserialize object on a CUDA device", ("DEV007",)),
+    (r"Torch not compiled with CUDA enabled", ("DEV003", "DEV011", "DEV016")),
+)
+
+
+class _Stop(BaseException):
+    """The step or time limit: not the script's failure."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceBug:
+    path: str
+    line: int
+    message: str  # "Type: message", PyTorch's first line
+    rules: tuple[str, ...]
+
+
+def classify(error: BaseException, script: Path) -> DeviceBug | None:
+    """The device bug this exception is, or None when it is something else."""
+    text = f"{type(error).__name__}: {error}"
+    for pattern, rules in DEVICE_BUGS:
+        if re.search(pattern, str(error)):
+            path, line = _script_frame(error, script)
+            return DeviceBug(path, line, text.splitlines()[0], rules)
+    return None
+
+
+def _script_frame(error: BaseException, script: Path) -> tuple[str, int]:
+    """The innermost frame in the user's own files (the script's folder), else the script."""
+    root = str(script.resolve().parent) + os.sep
+    inside = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if os.path.abspath(frame.filename).startswith(root)
+        and "site-packages" not in frame.filename
+    ]
+    if not inside:
+        return str(script), 0
+    frame = inside[-1]
+    return frame.filename, frame.lineno or 0
+
+
+def static_findings(bug: DeviceBug) -> list[str]:
+    """``devlint check`` (every rule) on the file of the bug: diagnostics of its rules."""
+    from devlint.engine import CheckOptions, check_text
+    from devlint.rule import all_rules
+
+    try:
+        text = Path(bug.path).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    options = CheckOptions(codes=frozenset(all_rules()))
+    return [
+        f"{d.path}:{d.start.row}:{d.start.column}: {d.code} {d.message}"
+        for d in check_text(text, bug.path, options)
+        if d.code in bug.rules
+    ]
+
+
+@contextmanager
+def _limits(max_steps: int | None, timeout: float | None) -> Iterator[list[int]]:
+    """Count optimizer steps; stop the script at ``max_steps`` or after ``timeout`` s."""
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    steps = [0]
+
+    def counted(*args: Any) -> None:
+        steps[0] += 1
+        if max_steps is not None and steps[0] >= max_steps:
+            raise _Stop(f"{steps[0]} optimizer steps")
+
+    def expired(*args: Any) -> None:
+        raise _Stop(f"the time limit ({timeout:g} s)")
+
+    handle = register_optimizer_step_post_hook(counted)
+    alarm = timeout is not None and hasattr(signal, "setitimer")
+    previous = signal.signal(signal.SIGALRM, expired) if alarm else None
+    if alarm and timeout is not None:
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        yield steps
+    finally:
+        handle.remove()
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+def run_script(
+    device: str, script: Path, args: list[str], max_steps: int | None, timeout: float | None
+) -> int:
+    """Run ``script`` under the virtual ``device``; print the verdict; the exit code."""
+    from devlint.verify.virtual import VirtualDevice
+
+    saved = list(sys.argv), list(sys.path)
+    sys.argv = [str(script), *args]
+    sys.path.insert(0, str(script.resolve().parent))
+    started = time.perf_counter()
+    label = f"virtual {device}"
+    virtual = VirtualDevice(device)
+    try:
+        with virtual, _limits(max_steps, timeout) as steps:
+            runpy.run_path(str(script), run_name="__main__")
+    except _Stop as stop:
+        _say(f"{script}: stopped after {stop} on {label}: no device bug so far", virtual, steps)
+        return 0
+    except SystemExit as done:
+        if done.code not in (None, 0):
+            _say(f"{script}: exited with status {done.code} on {label}", virtual, steps)
+            return 2
+    except Exception as error:
+        return _failed(error, script, label)
+    finally:
+        sys.argv, sys.path[:] = saved
+    seconds = time.perf_counter() - started
+    _say(f"{script}: ran to the end on {label} in {seconds:.1f} s: no device bug", virtual, steps)
+    return 0
+
+
+def _say(headline: str, virtual: Any, steps: list[int]) -> None:
+    click.echo(f"{headline} ({steps[0]} optimizer steps, {virtual.syncs} host syncs)")
+
+
+def _failed(error: BaseException, script: Path, label: str) -> int:
+    bug = classify(error, script)
+    if bug is None:
+        path, line = _script_frame(error, script)
+        where = f"{path}:{line}" if line else str(script)
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        click.echo(
+            f"error: {where}: {type(error).__name__}: {first} (not a device bug; "
+            f"it failed for another reason on {label})",
+            err=True,
+        )
+        return 2
+    from devlint.rule import all_rules
+
+    findings = static_findings(bug)
+    found = sorted({finding.split(": ", 1)[1].split()[0] for finding in findings})
+    rule = found[0] if found else bug.rules[0]
+    name = all_rules()[rule].name if rule in all_rules() else rule
+    click.echo(f"{bug.path}:{bug.line}: device bug on {label}: {bug.message}")
+    click.echo(f"  rule: {rule} ({name})")
+    if findings:
+        click.echo("  static analysis found it too:")
+        for finding in findings:
+            click.echo(f"    {finding}")
+    else:
+        click.echo("  static analysis: not found (devlint check reports none of its rules here)")
+    return 1
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command(
+    "run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
+@click.option(
+    "--device",
+    type=click.Choice(["cuda", "mps"]),
+    required=True,
+    help="The accelerator to simulate on the CPU.",
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many optimizer steps (training loops).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop after this many seconds.",
+)
+@click.argument("script", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run(
+    device: str, max_steps: int | None, timeout: float | None, script: Path, args: tuple[str, ...]
+) -> None:
+    """Run SCRIPT on the CPU as on a machine with DEVICE; stop at the first device bug."""
+    if not script.is_file():
+        _fail(f"no such script: {script}")
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        _fail("devlint run needs PyTorch; install it with: pip install 'devlint[verify]'")
+    sys.exit(run_script(device, script, list(args), max_steps, timeout))

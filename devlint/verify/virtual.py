@@ -1,0 +1,614 @@
+"""Virtual CUDA and MPS on the CPU: real computation, with every tensor's *would-be* device.
+
+``VirtualDevice("cuda")`` (or ``"mps"``) is a context manager under which a program behaves
+as on a machine with that accelerator, while every tensor really lives on the CPU:
+
+- ``torch.cuda.is_available()`` / ``torch.backends.mps.is_available()`` /
+  ``torch.accelerator.*`` report the device (and only it: the other accelerator is absent);
+- ``.cuda()``, ``.to("cuda"/"mps"/device/tensor)``, ``device=`` in factories,
+  ``Module.to`` / ``Module.cuda`` give tensors that *report* the device
+  (``t.device``, ``t.is_cuda``, ``t.get_device()``) and carry it through every operation;
+- an operation whose tensor inputs sit on two devices raises PyTorch's own
+  ``RuntimeError: Expected all tensors to be on the same device, but found at least two
+  devices, cuda:0 and cpu!`` (CPU 0-dim tensors mix, as in PyTorch; CPU indices may index
+  a device tensor; ``copy_`` and ``__setitem__`` copy across devices);
+- ``.numpy()`` / ``np.asarray`` of a device tensor raise PyTorch's ``TypeError: can't
+  convert cuda:0 device type tensor to numpy. …``; ``.item()``, ``.tolist()``, ``.cpu()``,
+  ``bool()``/``float()``/``int()``, printing and ``synchronize()`` work and count as host
+  syncs (``syncs``);
+- ``DataLoader(pin_memory=True)`` pins silently on CUDA and warns on MPS (torch 2.13's
+  own warning, from the DataLoader itself); ``torch.save`` of device tensors records their
+  device, and ``torch.load`` restores it, or raises ``Attempting to deserialize object on a
+  CUDA device but torch.cuda.is_available() is False. …`` where CUDA is absent and no
+  ``map_location`` maps it away;
+- on MPS, a float64 tensor raises ``TypeError: Cannot convert a MPS Tensor to float64
+  dtype as the MPS framework doesn't support float64. Please use float32 instead.``.
+
+Mechanism: a ``torch.overrides.TorchFunctionMode``. Measured on torch 2.11 and 2.13, it
+sees every torch function and Tensor method, the ``device`` / ``is_cuda`` / ``grad``
+getters and the ``.data`` setter ``Module._apply`` uses, so placement can be tracked above
+the dispatcher with plain CPU tensors underneath: autograd, optimizers, DataLoader and
+``torch.save`` keep working, and ``.item()`` returns real values. Rejected: a tensor
+subclass (``Module.to`` swaps ``param.data`` and drops the subclass, and every factory
+would have to produce it); ``__torch_dispatch__`` (below autograd: it sees aten ops, not
+``Tensor.numpy`` or ``.device``, and a wrapper subclass must fake its device, which the CPU
+kernels then refuse); ``FakeTensorMode`` and the ``meta`` device (no data: ``.item()``
+fails, see ``emulation.py``). A device tag lives in a side table keyed by the tensor
+object (weakly), so checkpoints never carry it. Parameters made from a tagged tensor
+inherit its tag; gradients take their parameter's device when read.
+
+Limits: CUDA-only kernels and objects (streams, events, graphs, NCCL), custom C++/CUDA
+extensions and ``torch.compile`` do not run; tensors built in other threads or processes
+(DataLoader workers) arrive untagged, i.e. on the CPU, as they would; float16 autocast runs
+CPU kernels. Self-contained (the standard library and torch): ``bootstrap.py`` loads it by
+path in fixture processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import Any
+
+KINDS = ("cuda", "mps")
+MPS_FLOAT64 = (
+    "Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support "
+    "float64. Please use float32 instead."
+)
+NUMPY = "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+MISMATCH = (
+    "Expected all tensors to be on the same device, but found at least two devices, {} and {}!"
+)
+MASK = "expected self and mask to be on the same device, but got mask on {} and self on {}"
+NO_CUDA = "Torch not compiled with CUDA enabled"
+INDICES = "indices should be either on cpu or on the same device as the indexed tensor ({})"
+NO_CUDA_LOAD = (
+    "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+    "False. If you are running on a CPU-only machine, please use torch.load with "
+    "map_location=torch.device('cpu') to map your storages to the CPU."
+)
+# Operations that legitimately take tensors from two devices.
+MIXING = frozenset(
+    {
+        "copy_",
+        "__setitem__",
+        "_has_compatible_shallow_copy_type",
+        "result_type",
+        "is_same_size",
+        "is_set_to",
+        "index_put_",
+        "index_put",
+        "_index_put_impl_",
+        "_pack_padded_sequence",
+        "pack_padded_sequence",
+        "set_",
+        "__repr__",
+        "__format__",
+        "__str__",
+    }
+)
+SYNCING = frozenset(
+    {"item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__repr__", "__format__"}
+)
+
+
+class VirtualDevice:
+    """A machine whose accelerator is ``kind`` (``cuda`` or ``mps``), simulated on the CPU."""
+
+    def __init__(self, kind: str) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"no virtual device {kind!r} (choose from {', '.join(KINDS)})")
+        import torch
+
+        self.torch: Any = torch
+        self.kind = kind
+        self.name = f"{kind}:0"
+        self.syncs = 0
+        self._tags: dict[int, tuple[weakref.ref[Any], str]] = {}
+        self._pinned: dict[int, weakref.ref[Any]] = {}
+        self._undo: list[Callable[[], None]] = []
+        self._mode: Any = None
+        self._handlers = self._special_handlers()
+
+    # -- tags -----------------------------------------------------------------------------
+
+    def device_of(self, tensor: Any) -> str:
+        entry = self._tags.get(id(tensor))
+        if entry is not None and entry[0]() is tensor:
+            return entry[1]
+        device = tensor.device
+        return "cpu" if device.type == "cpu" else str(device)
+
+    def tag(self, tensor: Any, device: str) -> None:
+        key = id(tensor)
+        if device == "cpu":
+            self._tags.pop(key, None)
+            return
+        tags = self._tags
+
+        def forget(_ref: Any) -> None:
+            tags.pop(key, None)
+
+        try:
+            ref = weakref.ref(tensor, forget)
+        except TypeError:
+            return
+        tags[key] = (ref, device)
+
+    def _tag_all(self, value: Any, device: str) -> None:
+        torch = self.torch
+        if isinstance(value, torch.Tensor):
+            self.tag(value, device)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, torch.Tensor):
+                    self.tag(item, device)
+
+    def canon(self, device: Any) -> str:
+        """``"cuda"``, ``torch.device("cuda")``, ``0`` -> ``"cuda:0"``; ``"cpu"`` stays."""
+        torch = self.torch
+        if isinstance(device, int):
+            return f"{self.kind}:{device}"
+        device = torch.device(device)
+        if device.type == "cpu":
+            return "cpu"
+        return f"{device.type}:{device.index or 0}"
+
+    def is_virtual(self, device: str) -> bool:
+        return device.split(":")[0] == self.kind
+
+    # -- the context ----------------------------------------------------------------------
+
+    def __enter__(self) -> VirtualDevice:
+        self._patch_runtime()
+        self._mode = _make_mode(self)
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._mode is not None:
+            self._mode.__exit__(None, None, None)
+            self._mode = None
+        while self._undo:
+            self._undo.pop()()
+
+    def _set(self, owner: Any, name: str, value: Any) -> None:
+        missing = object()
+        old = owner.__dict__.get(name, missing) if isinstance(owner, type) else missing
+        previous = getattr(owner, name, None) if old is missing else old
+
+        def undo() -> None:
+            setattr(owner, name, previous)
+
+        setattr(owner, name, value)
+        self._undo.append(undo)
+
+    # -- one operation --------------------------------------------------------------------
+
+    def dispatch(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        handler = self._handlers.get(func)
+        if handler is not None:
+            return handler(func, args, kwargs)
+        name = getattr(func, "__name__", "")
+        target = None
+        if kwargs.get("device") is not None:
+            target = self.canon(kwargs["device"])
+            if self.is_virtual(target):
+                kwargs = {**kwargs, "device": "cpu"}
+            elif target != "cpu":
+                return self._absent(target, func, args, kwargs)
+            else:
+                target = None
+        inputs = self._input_devices(args, kwargs)
+        if name in ("__getitem__", "__setitem__", "index_put_", "index_put"):
+            self._check_indices(args)
+        elif name in ("masked_fill", "masked_fill_") and len(args) > 1:
+            self._check_mask(args[0], args[1])
+        elif name not in MIXING:
+            self._check_same(inputs)
+        if name in SYNCING and any(self.is_virtual(device) for device in inputs):
+            self.syncs += 1
+        result = func(*args, **kwargs)
+        device = target or next((d for d in inputs if d != "cpu"), "cpu")
+        if name in ("__repr__", "__format__", "__str__") and isinstance(result, str):
+            return _with_device(result, device)
+        if isinstance(result, (self.torch.Tensor, tuple, list)):
+            if device.startswith("mps"):
+                self._check_float64(result)
+            self._tag_all(result, device)
+        return result
+
+    def _input_devices(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+        """The devices of the tensor arguments, CPU 0-dim tensors left out, in order."""
+        seen: list[str] = []
+        for tensor in _tensors(self.torch, (*args, *kwargs.values())):
+            device = self.device_of(tensor)
+            if device == "cpu" and tensor.dim() == 0:
+                continue
+            if device not in seen:
+                seen.append(device)
+        return seen
+
+    def _check_same(self, devices: list[str]) -> None:
+        if len(devices) > 1:
+            first = next((d for d in devices if d != "cpu"), devices[0])
+            other = next(d for d in devices if d != first)
+            raise RuntimeError(MISMATCH.format(first, other))
+
+    def _check_indices(self, args: tuple[Any, ...]) -> None:
+        if not args or not isinstance(args[0], self.torch.Tensor) or len(args) < 2:
+            return
+        own = self.device_of(args[0])
+        for index in _tensors(self.torch, (args[1],)):
+            device = self.device_of(index)
+            if device not in ("cpu", own):
+                raise RuntimeError(INDICES.format(own))
+
+    def _check_mask(self, tensor: Any, mask: Any) -> None:
+        own, other = self.device_of(tensor), self.device_of(mask)
+        if own != other and not (other == "cpu" and mask.dim() == 0):
+            raise RuntimeError(MASK.format(other, own))
+
+    def _check_float64(self, result: Any) -> None:
+        torch = self.torch
+        for tensor in _tensors(torch, (result,)):
+            if tensor.dtype in (torch.float64, torch.complex128):
+                raise TypeError(MPS_FLOAT64)
+
+    # -- special operations ---------------------------------------------------------------
+
+    def _special_handlers(self) -> dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]:
+        T = self.torch.Tensor
+        handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
+            T.to: self._to,
+            T.cuda: self._accelerator_method("cuda"),
+            T.cpu: self._cpu,
+            T.numpy: self._numpy,
+            T.__array__: self._numpy,
+            T.pin_memory: self._pin_memory,
+            T.is_pinned: self._is_pinned,
+            T.get_device: self._get_device,
+            T.device.__get__: self._device_getter,
+            T.is_cuda.__get__: lambda f, a, k: self.device_of(a[0]).startswith("cuda"),
+            T.is_mps.__get__: lambda f, a, k: self.device_of(a[0]).startswith("mps"),
+            T.is_cpu.__get__: lambda f, a, k: self.device_of(a[0]) == "cpu",
+            T.data.__set__: self._set_data,
+            T.grad.__get__: self._grad,
+            T.record_stream: lambda f, a, k: None,
+            # Module.to parses its arguments with it: a device there is not a placement.
+            self.torch._C._nn._parse_to: lambda f, a, k: f(*a, **k),
+        }
+        if hasattr(T, "mps"):
+            handlers[T.mps] = self._accelerator_method("mps")
+        return handlers
+
+    def _move(self, tensor: Any, device: str, **options: Any) -> Any:
+        """A copy of ``tensor`` that reports ``device`` (a real copy: autograd sees a move)."""
+        dtype = options.get("dtype") or tensor.dtype
+        if device.startswith("mps") and dtype in (self.torch.float64, self.torch.complex128):
+            raise TypeError(MPS_FLOAT64)
+        source = self.device_of(tensor)
+        if self.is_virtual(source) and device == "cpu":
+            self.syncs += 1
+        out = tensor.to("cpu", copy=True, **options)
+        self.tag(out, device)
+        return out
+
+    def _to(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        tensor, rest = args[0], args[1:]
+        kwargs = dict(kwargs)
+        copy = bool(kwargs.pop("copy", False))
+        torch = self.torch
+        if rest and isinstance(rest[0], torch.Tensor):
+            other = rest[0]
+            device, dtype = self.device_of(other), other.dtype
+            non_blocking = bool(rest[1]) if len(rest) > 1 else kwargs.get("non_blocking", False)
+            memory_format = kwargs.get("memory_format", torch.preserve_format)
+        else:
+            parsed, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*rest, **kwargs)
+            device = self.canon(parsed) if parsed is not None else self.device_of(tensor)
+        source = self.device_of(tensor)
+        if device != "cpu" and not self.is_virtual(device):
+            return self._absent(device, func, args, kwargs)
+        if device == source and not copy:
+            result = tensor.to(dtype=dtype or tensor.dtype, memory_format=memory_format)
+            if device.startswith("mps"):
+                self._check_float64(result)
+            self.tag(result, device)
+            return result
+        return self._move(
+            tensor,
+            device,
+            dtype=dtype or tensor.dtype,
+            non_blocking=bool(non_blocking),
+            memory_format=memory_format,
+        )
+
+    def _absent(self, device: str, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A placement on a device this machine lacks: the error that machine gives."""
+        if device.startswith("cuda") and self.kind == "mps":
+            raise AssertionError(NO_CUDA)  # a Mac's torch has no CUDA compiled in
+        return func(*args, **kwargs)  # PyTorch's own error (or a real device, e.g. meta)
+
+    def _accelerator_method(self, kind: str) -> Callable[..., Any]:
+        def move(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if kind != self.kind:
+                return self._absent(kind, func, args, kwargs)
+            device = args[1] if len(args) > 1 else kwargs.get("device")
+            target = self.canon(device if device is not None else 0)
+            if self.device_of(args[0]) == target:
+                return args[0]
+            non_blocking = bool(kwargs.get("non_blocking", False))
+            return self._move(args[0], target, non_blocking=non_blocking)
+
+        return move
+
+    def _cpu(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.device_of(args[0]) == "cpu":
+            return func(*args, **kwargs)
+        return self._move(args[0], "cpu")
+
+    def _numpy(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        device = self.device_of(args[0])
+        if device != "cpu":
+            raise TypeError(NUMPY.format(device))
+        return func(*args, **kwargs)
+
+    def _pin_memory(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        out = args[0].clone()
+        self._pinned[id(out)] = weakref.ref(out)
+        return out
+
+    def _is_pinned(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        ref = self._pinned.get(id(args[0]))
+        return ref is not None and ref() is args[0]
+
+    def _get_device(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+        device = self.device_of(args[0])
+        return -1 if device == "cpu" else int(device.split(":")[1])
+
+    def _device_getter(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        device = self.device_of(args[0])
+        return self.torch.device(device) if device != "cpu" else func(*args, **kwargs)
+
+    def _set_data(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = func(*args, **kwargs)
+        self.tag(args[0], self.device_of(args[1]))
+        return result
+
+    def _grad(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        grad = func(*args, **kwargs)
+        if grad is not None and id(grad) not in self._tags:
+            self.tag(grad, self.device_of(args[0]))
+        return grad
+
+    # -- the runtime around the tensors ---------------------------------------------------
+
+    def _patch_runtime(self) -> None:
+        torch = self.torch
+        cuda = self.kind == "cuda"
+        name = f"devlint virtual {self.kind.upper()}"
+        current_stream = SimpleNamespace(
+            is_capturing=lambda: False, synchronize=self._sync, wait_stream=lambda s: None
+        )
+        accelerator = getattr(torch, "accelerator", None)
+        if accelerator is not None:
+            device = torch.device(self.kind)
+            self._set(accelerator, "is_available", lambda: True)
+            self._set(accelerator, "current_accelerator", lambda *a, **k: device)
+            self._set(accelerator, "device_count", lambda: 1)
+            self._set(accelerator, "current_device_index", lambda: 0)
+            self._set(accelerator, "set_device_index", lambda index: None)
+            self._set(accelerator, "synchronize", lambda *a: self._sync())
+            self._set(accelerator, "current_stream", lambda *a: current_stream)
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None:
+            self._set(mps, "is_available", lambda: not cuda)
+            if not cuda:
+                self._set(mps, "is_built", lambda: True)
+        if cuda:
+            self._patch_cuda(name, current_stream)
+        else:
+            for attr, value in {
+                "synchronize": self._sync,
+                "empty_cache": lambda: None,
+                "manual_seed": lambda seed: None,
+                "current_allocated_memory": lambda: 0,
+                "driver_allocated_memory": lambda: 0,
+            }.items():
+                self._set(torch.mps, attr, value)
+        pinning = torch.utils.data._utils.pin_memory
+        self._set(pinning, "pin_memory", lambda data, device=None: data)
+        self._set(torch.serialization, "location_tag", self._location_tag())
+        self._set(torch, "load", self._load(torch.load))
+        parameter = torch.nn.Parameter
+        original_new = parameter.__new__
+        session = self
+
+        def new(cls: Any, data: Any = None, requires_grad: bool = True) -> Any:
+            made = original_new(cls, data, requires_grad)
+            if data is not None:
+                session.tag(made, session.device_of(data))
+            return made
+
+        self._set(parameter, "__new__", staticmethod(new))
+
+    def _patch_cuda(self, name: str, current_stream: Any) -> None:
+        torch = self.torch
+        properties = SimpleNamespace(
+            name=name, total_memory=16 * 2**30, major=8, minor=0, multi_processor_count=80
+        )
+        for attr, value in {
+            "is_available": lambda: True,
+            "device_count": lambda: 1,
+            "current_device": lambda: 0,
+            "set_device": lambda device: None,
+            "get_device_name": lambda *a: name,
+            "get_device_capability": lambda *a: (8, 0),
+            "get_device_properties": lambda *a: properties,
+            "synchronize": lambda *a: self._sync(),
+            "empty_cache": lambda: None,
+            "manual_seed": lambda seed: None,
+            "manual_seed_all": lambda seed: None,
+            "is_initialized": lambda: True,
+            "init": lambda: None,
+            "is_bf16_supported": lambda *a: True,
+            "memory_allocated": lambda *a: 0,
+            "max_memory_allocated": lambda *a: 0,
+            "memory_reserved": lambda *a: 0,
+            "reset_peak_memory_stats": lambda *a: None,
+            "is_current_stream_capturing": lambda: False,
+            "current_stream": lambda *a: current_stream,
+            "default_stream": lambda *a: current_stream,
+            "Stream": _Stream,
+            "Event": _Event,
+            "stream": lambda stream=None: contextlib.nullcontext(stream),
+        }.items():
+            self._set(torch.cuda, attr, value)
+        self._set(torch.backends.cuda, "is_built", lambda: True)
+
+    def _sync(self) -> None:
+        self.syncs += 1
+
+    def _location_tag(self) -> Callable[[Any], str]:
+        """``torch.save``: a storage of a device tensor is saved as that device's."""
+        original = self.torch.serialization.location_tag
+
+        def location_tag(storage: Any) -> str:
+            pointer = _data_ptr(storage)
+            for ref, device in list(self._tags.values()):
+                tensor = ref()
+                if tensor is not None and pointer and _data_ptr(tensor) == pointer:
+                    return device
+            result: str = original(storage)
+            return result
+
+        return location_tag
+
+    def _load(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``torch.load``: restore each storage where this machine would, on the CPU."""
+
+        def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
+            placed: dict[int, str] = {}
+
+            def restore(storage: Any, location: str) -> Any:
+                device = self._restored_device(storage, location, map_location)
+                if storage.nbytes():
+                    placed[_data_ptr(storage)] = device
+                return storage
+
+            result = original(f, restore, *args, **kwargs)
+            for tensor in _walk(self.torch, result):
+                device = placed.get(_data_ptr(tensor))
+                if device is not None:
+                    self.tag(tensor, device)
+            return result
+
+        return load
+
+    def _restored_device(self, storage: Any, location: str, map_location: Any) -> str:
+        torch = self.torch
+        if callable(map_location) and not isinstance(map_location, (str, torch.device)):
+            mapped = map_location(storage, location)
+            return "cpu" if mapped is None or mapped is storage else str(mapped.device)
+        if isinstance(map_location, dict):
+            location = map_location.get(location, location)
+        elif map_location is not None:
+            location = str(map_location)
+        device = self.canon(location)
+        if device != "cpu" and not self.is_virtual(device):
+            if device.startswith("cuda"):
+                raise RuntimeError(NO_CUDA_LOAD)
+            self._absent(device, torch.empty, (0,), {"device": device})
+        return device
+
+
+class _Stream:
+    """A CUDA stream on a machine where everything runs in order: every wait is done."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.device = "cuda:0"
+
+    def wait_stream(self, stream: Any) -> None: ...
+
+    def wait_event(self, event: Any) -> None: ...
+
+    def synchronize(self) -> None: ...
+
+    def query(self) -> bool:
+        return True
+
+    def record_event(self, event: Any = None) -> Any:
+        return event if event is not None else _Event()
+
+    def is_capturing(self) -> bool:
+        return False
+
+
+class _Event(_Stream):
+    """A CUDA event: recorded and complete at once; no time passes between two of them."""
+
+    def record(self, stream: Any = None) -> None: ...
+
+    def elapsed_time(self, other: Any) -> float:
+        return 0.0
+
+
+def _make_mode(session: VirtualDevice) -> Any:
+    from torch.overrides import TorchFunctionMode
+
+    class VirtualMode(TorchFunctionMode):
+        def __torch_function__(
+            self,
+            func: Any,
+            types: Any,
+            args: tuple[Any, ...] = (),
+            kwargs: dict[str, Any] | None = None,
+        ) -> Any:
+            return session.dispatch(func, tuple(args), dict(kwargs or {}))
+
+    return VirtualMode()
+
+
+def _tensors(torch: Any, values: Any) -> Iterator[Any]:
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, torch.Tensor):
+                    yield item
+
+
+def _walk(torch: Any, value: Any, depth: int = 0) -> Iterator[Any]:
+    """Tensors in what ``torch.load`` returned: containers, modules, a few levels deep."""
+    if depth > 6:
+        return
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _walk(torch, item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _walk(torch, item, depth + 1)
+    elif isinstance(value, torch.nn.Module):
+        yield from value.parameters()
+        yield from value.buffers()
+
+
+def _data_ptr(value: Any) -> int:
+    try:
+        storage = value.untyped_storage() if hasattr(value, "untyped_storage") else value
+        return int(storage.data_ptr())
+    except Exception:
+        return 0
+
+
+def _with_device(text: str, device: str) -> str:
+    """A tensor's repr as PyTorch prints it for a device tensor."""
+    if device == "cpu" or "device=" in text or not text.endswith(")"):
+        return text
+    return f"{text[:-1]}, device='{device}')"
