@@ -134,22 +134,53 @@ class _Layout:
             return
         if any(arg.star for arg in node.args):
             return
-        together = node.with_changes(
-            whitespace_before_args=_newline(self.inner),
-            args=[
-                *node.args[:-1],
-                node.args[-1].with_changes(
-                    comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=_newline(self.outer)
-                ),
-            ],
+        yield self._together(node)
+        for depth in range(3):
+            yield self._one_per_line(node, depth)
+
+    def _together(self, call: cst.Call) -> cst.Call:
+        """``f(a, b)`` as ``f(`` / ``a, b`` / ``)``."""
+        last = call.args[-1].with_changes(
+            comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=_newline(self.outer)
         )
-        yield together
-        if len(node.args) > 1:
-            together = self._one_per_line(node)
-            yield together
-        yield together.with_changes(
-            args=[arg.with_changes(value=self._split(arg.value)) for arg in together.args]
+        return call.with_changes(
+            whitespace_before_args=_newline(self.inner), args=[*call.args[:-1], last]
         )
+
+    def _one_per_line(self, call: cst.Call, depth: int) -> cst.Call:
+        """``f(a, b)`` as ``f(`` / ``a,`` / ``b,`` / ``)`` (one argument: no comma), the
+        arguments themselves laid out ``depth`` levels down."""
+        if len(call.args) == 1:
+            laid = self._together(call)
+            return laid.with_changes(
+                args=[arg.with_changes(value=self._deep(arg.value, depth)) for arg in laid.args]
+            )
+        args = []
+        for index, arg in enumerate(call.args):
+            last = index == len(call.args) - 1
+            comma = cst.Comma(whitespace_after=_newline(self.outer if last else self.inner))
+            value = self._deep(arg.value, depth)
+            args.append(
+                arg.with_changes(
+                    value=value, comma=comma, whitespace_after_arg=cst.SimpleWhitespace("")
+                )
+            )
+        return call.with_changes(whitespace_before_args=_newline(self.inner), args=args)
+
+    def _deep(self, value: cst.BaseExpression, depth: int) -> cst.BaseExpression:
+        """An argument laid out: conditionals split, calls wrapped one level deeper."""
+        if depth == 0:
+            return value
+        if isinstance(value, cst.IfExp):
+            return self._split(value)
+        nested = _Layout(self.inner, self.inner + self.inner[len(self.outer) :])
+        if isinstance(value, cst.Call) and value.args and not value.lpar:
+            if any(arg.star for arg in value.args):
+                return value
+            if depth == 1:
+                return nested._together(value)
+            return nested._one_per_line(value, depth - 1)
+        return value
 
     def conditional(self, node: cst.BaseExpression, alone: bool) -> Iterator[cst.BaseExpression]:
         if isinstance(node, cst.IfExp) and node.lpar:
@@ -162,17 +193,6 @@ class _Layout:
                 lpar=[cst.LeftParen(whitespace_after=_newline(self.inner))],
                 rpar=[cst.RightParen(whitespace_before=_newline(self.outer))],
             )
-
-    def _one_per_line(self, call: cst.Call) -> cst.Call:
-        """``f(a, b)`` as ``f(`` / ``a,`` / ``b,`` / ``)``."""
-        laid = []
-        for index, arg in enumerate(call.args):
-            last = index == len(call.args) - 1
-            comma = cst.Comma(whitespace_after=_newline(self.outer if last else self.inner))
-            laid.append(
-                arg.with_changes(comma=comma, whitespace_after_arg=cst.SimpleWhitespace(""))
-            )
-        return call.with_changes(whitespace_before_args=_newline(self.inner), args=laid)
 
     def _split(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """``a if t else b if u else c`` one part a line."""

@@ -186,3 +186,20 @@ def test_a_trailing_comment_and_a_wider_line_length_leave_the_line_alone() -> No
     assert (
         "DataLoader(dataset_for_training, shuffle=True, batch_size=64, pin_memory=torch" in result
     )
+
+
+def test_a_call_inside_a_call_is_wrapped_one_level_deeper() -> None:
+    text = "import argparse\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+    text += 'parser.add_argument("--data-device", default=torch.device("cuda"))\n'
+    assert fixed(text, "DEV003").endswith(
+        "parser.add_argument(\n"
+        '    "--data-device",\n'
+        "    default=torch.device(\n"
+        '        "cuda"\n'
+        "        if torch.cuda.is_available()\n"
+        '        else "mps"\n'
+        "        if torch.backends.mps.is_available()\n"
+        '        else "cpu"\n'
+        "    ),\n"
+        ")\n"
+    )
