@@ -403,6 +403,10 @@ class VirtualDevice:
             self._set(accelerator, "set_device_index", lambda index: None)
             self._set(accelerator, "synchronize", lambda *a: self._sync())
             self._set(accelerator, "current_stream", lambda *a: current_stream)
+            memory = getattr(accelerator, "memory", None)
+            for attr in MEMORY_STATS if memory is not None else ():
+                if hasattr(memory, attr):
+                    self._set(memory, attr, _MEMORY[attr])
         mps = getattr(torch.backends, "mps", None)
         if mps is not None:
             self._set(mps, "is_available", lambda: not cuda)
@@ -438,7 +442,7 @@ class VirtualDevice:
     def _patch_cuda(self, name: str, current_stream: Any) -> None:
         torch = self.torch
         properties = SimpleNamespace(
-            name=name, total_memory=16 * 2**30, major=8, minor=0, multi_processor_count=80
+            name=name, total_memory=TOTAL_MEMORY, major=8, minor=0, multi_processor_count=80
         )
         for attr, value in {
             "is_available": lambda: True,
@@ -460,6 +464,7 @@ class VirtualDevice:
             "memory_reserved": lambda *a: 0,
             "reset_peak_memory_stats": lambda *a: None,
             "is_current_stream_capturing": lambda: False,
+            "mem_get_info": _MEMORY["get_memory_info"],
             "current_stream": lambda *a: current_stream,
             "default_stream": lambda *a: current_stream,
             "Stream": _Stream,
@@ -523,6 +528,31 @@ class VirtualDevice:
                 raise RuntimeError(NO_CUDA_LOAD)
             self._absent(device, torch.empty, (0,), {"device": device})
         return device
+
+
+TOTAL_MEMORY = 16 * 2**30  # what the virtual device reports as its memory
+MEMORY_STATS = (
+    "empty_cache",
+    "memory_allocated",
+    "max_memory_allocated",
+    "memory_reserved",
+    "max_memory_reserved",
+    "reset_peak_memory_stats",
+    "reset_accumulated_memory_stats",
+    "get_memory_info",
+    "memory_stats",
+)
+_MEMORY: dict[str, Callable[..., Any]] = {
+    "empty_cache": lambda *a: None,
+    "memory_allocated": lambda *a: 0,
+    "max_memory_allocated": lambda *a: 0,
+    "memory_reserved": lambda *a: 0,
+    "max_memory_reserved": lambda *a: 0,
+    "reset_peak_memory_stats": lambda *a: None,
+    "reset_accumulated_memory_stats": lambda *a: None,
+    "get_memory_info": lambda *a: (TOTAL_MEMORY, TOTAL_MEMORY),
+    "memory_stats": lambda *a: {},
+}
 
 
 class _Stream:
