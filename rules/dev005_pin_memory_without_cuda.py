@@ -4,10 +4,8 @@ import libcst as cst
 
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.torch_api import DATA_LOADERS
-from devlint.analysis.values import Kind
+from devlint.analysis.values import Kind, may_be_tensor
 from devlint.rule import Finding, FixPlan, Replace, Rule, as_receiver, literal_text, source_of
-
-NOT_TENSORS = (Kind.IMPORTED, Kind.CLASS, Kind.FUNCTION, Kind.CONSTANT, Kind.MODULE, Kind.LOADER)
 
 
 class PinMemoryWithoutCuda(Rule):
@@ -65,7 +63,7 @@ class PinMemoryWithoutCuda(Rule):
             elif (
                 call.method == "pin_memory"
                 and call.receiver is not None
-                and call.receiver.kind not in NOT_TENSORS
+                and may_be_tensor(call.receiver)
                 and not call.node.args
             ):
                 yield Finding(

@@ -48,6 +48,18 @@ MAX_NESTED_INLINED_SIZE = 3  # ... when it is a one-liner or close to it
 _TENSOR_KEYWORDS = frozenset(
     {"input", "target", "other", "weight", "bias", "pos_weight", "weights"}
 )
+# NumPy array methods that leave NumPy (``tolist``, ``item``): not arrays.
+_ARRAY_TO_HOST = frozenset({"tolist", "item", "tobytes"})
+
+
+def _is_float64(dtype: Value) -> bool:
+    """A dtype value (``torch.float64``, ``np.float64``, ``float``, ``"float64"``)."""
+    name = dtype.qualname if dtype.kind in (Kind.IMPORTED, Kind.UNKNOWN) else None
+    if dtype.kind is Kind.CONSTANT and isinstance(dtype.constant, str):
+        name = dtype.constant
+    return name in torch_api.FLOAT64_DTYPES
+
+
 # Builtins whose result is falsy exactly when their last argument, a count or flag, is.
 _GUARD_PRESERVING = frozenset({"len", "range", "list", "tuple", "sorted", "bool"})
 
@@ -163,9 +175,16 @@ class CallInterpreter(ExpressionInterpreter):
             where, moves = self.target_placement(target, node)
             moves = moves or any(arg.star for arg in node.args)  # ``x.to(*args)``
             self.rec.calls[id(node)].casts_only = not moves
-            if not moves:
-                return receiver.derived() if receiver.kind is Kind.TENSOR else receiver
-            return receiver.moved(where)
+            result = receiver.moved(where) if moves else receiver
+            if result.kind is Kind.TENSOR and not moves:
+                result = receiver.derived()
+            dtype = keywords.get("dtype") or next(
+                (a for a in args if a.kind is Kind.IMPORTED and a.qualname in torch_api.DTYPES),
+                None,
+            )
+            if dtype is not None and result.kind is Kind.TENSOR:
+                result = replace(result, float64="explicit" if _is_float64(dtype) else "")
+            return result
         if method == "add_argument":
             self.note_option(node, keywords)
         if method == "type_as" and args:
@@ -185,6 +204,10 @@ class CallInterpreter(ExpressionInterpreter):
             return self.module_method(node, receiver, method, args, keywords)
         if receiver.kind is Kind.TENSOR:
             return self.tensor_method(node, receiver, method, args)
+        if receiver.kind is Kind.ARRAY:  # ``a.astype(np.float32)``, ``a.reshape(...)``
+            if method == "astype" and args:
+                return Value(Kind.ARRAY, float64="numpy" if _is_float64(args[0]) else "")
+            return receiver if method not in _ARRAY_TO_HOST else UNKNOWN
         return UNKNOWN
 
     def note_option(self, node: cst.Call, keywords: dict[str, Value]) -> None:
@@ -229,6 +252,9 @@ class CallInterpreter(ExpressionInterpreter):
     ) -> Value:
         if method in torch_api.NON_TENSOR_METHODS:
             return UNKNOWN
+        if method in torch_api.DTYPE_METHODS:
+            float64 = "explicit" if torch_api.DTYPE_METHODS[method] else ""
+            return replace(receiver.derived(), float64=float64)
         if method in torch_api.DEVICE_FREE_METHODS:
             return receiver.derived()
         positional = (a for a in node.args if a.keyword is None and not a.star)
@@ -375,6 +401,37 @@ class CallInterpreter(ExpressionInterpreter):
         return Value(Kind.TENSOR, CUDA if device == "cuda" else CPU)
 
     def effect_factory(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        value = self.factory(node, callee, args, keywords)
+        if value.kind is not Kind.TENSOR:
+            return value
+        dtype = keywords.get("dtype")
+        if dtype is not None:
+            return replace(value, float64="explicit" if _is_float64(dtype) else "")
+        from_data = callee.endswith((".tensor", ".as_tensor", ".from_numpy", ".asarray"))
+        data = args[0] if args else UNKNOWN
+        if from_data and data.kind is Kind.ARRAY and data.float64:
+            return replace(value, float64="numpy")  # ``torch.from_numpy(np.random.rand(3))``
+        return replace(value, float64="")
+
+    def effect_numpy(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        """A NumPy array; float64 by NumPy's default unless ``dtype=`` says otherwise."""
+        dtype = keywords.get("dtype")
+        if dtype is not None:
+            return Value(Kind.ARRAY, float64="numpy" if _is_float64(dtype) else "")
+        if callee in torch_api.NUMPY_FLOAT64:
+            return Value(Kind.ARRAY, float64="numpy")
+        data = node.args[0].value if node.args else None
+        if type(data) in (cst.List, cst.Tuple):  # ``np.array([0.5, 1.5])``
+            floats = any(type(e.value) is cst.Float for e in data.elements)  # type: ignore[union-attr]
+            return Value(Kind.ARRAY, float64="numpy" if floats else "")
+        source = args[0] if args else UNKNOWN
+        return Value(Kind.ARRAY, float64=source.float64 if source.kind is Kind.ARRAY else "")
+
+    def factory(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         device = keywords.get("device")

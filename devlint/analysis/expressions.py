@@ -185,6 +185,9 @@ class ExpressionInterpreter(DefinitionInterpreter):
         """The result of an operation over tensors; records a ``Mix`` when several meet."""
         tensors = [(n, v) for n, v in operands if v.kind is Kind.TENSOR]
         if not tensors:
+            arrays = [v for _, v in operands if v.kind is Kind.ARRAY]
+            if arrays:  # NumPy arithmetic: float64 if an operand is
+                return Value(Kind.ARRAY, float64=next((a.float64 for a in arrays if a.float64), ""))
             return UNKNOWN
         if len(tensors) > 1:  # 0-dim tensors from numbers mix with any device
             tensors = [(n, v) for n, v in tensors if not v.scalar] or tensors[:1]
@@ -203,7 +206,15 @@ class ExpressionInterpreter(DefinitionInterpreter):
         origins = tuple(o for _, v in tensors for o in v.origins) if cpu_only else ()
         from_batch = all(v.from_batch for _, v in tensors)
         scalar = all(v.scalar for _, v in tensors) and not _gives_shape(node)
-        return Value(Kind.TENSOR, where, from_batch=from_batch, scalar=scalar, origins=origins)
+        float64 = next((v.float64 for _, v in tensors if v.float64), "")
+        return Value(
+            Kind.TENSOR,
+            where,
+            from_batch=from_batch,
+            scalar=scalar,
+            origins=origins,
+            float64=float64,
+        )
 
     def boolean_operation(self, node: cst.BooleanOperation) -> Value:
         left = self.expr(node.left)

@@ -144,6 +144,13 @@ class FileFacts:
     # ids of CUDA literals that are a whole definition (``device = "cuda"``, a parameter or
     # ``--device`` default): where a CUDA default is reported and fixed (DEV003).
     definition_literals: set[int] = field(default_factory=set)
+    _calls_by_node: dict[int, CallRecord] | None = None
+
+    def call_of(self, node: cst.CSTNode) -> CallRecord | None:
+        """The record of a call expression (None if ``node`` is no call the analysis ran)."""
+        if self._calls_by_node is None:
+            self._calls_by_node = {id(call.node): call for call in self.calls}
+        return self._calls_by_node.get(id(node))
 
     def value_of(self, node: cst.CSTNode) -> Value:
         """The value the analysis computed for an expression (unknown if never evaluated)."""

@@ -429,6 +429,7 @@ class Effect(Enum):
     IDENTITY = "identity"  # ``Variable(x)``: x
     LEGACY_TYPE = "legacy type"  # ``torch.cuda.FloatTensor(...)``: a tensor there
     OPERATION = "operation"  # any other ``torch.*`` function: combines its tensor operands
+    NUMPY = "numpy"  # a NumPy function: an array, float64 where NumPy's default says so
 
 
 _EXACT_EFFECTS: dict[str, Effect] = {
@@ -461,7 +462,34 @@ def call_effect(callee: str) -> Effect | None:
         return Effect.FACTORY
     if callee.startswith("torch.") and not callee.startswith(NON_TENSOR_NAMESPACES):
         return Effect.OPERATION
+    if callee in NUMPY_FLOAT64 or callee in NUMPY_FROM_DATA:
+        return Effect.NUMPY
     return None
+
+
+# NumPy functions whose arrays are float64 unless ``dtype=`` says otherwise (NumPy's
+# default float type), and those that build an array from data (float64 from floats).
+NUMPY_FLOAT64 = frozenset(
+    f"numpy.{name}"
+    for name in (
+        "zeros", "ones", "empty", "full", "linspace", "logspace", "eye", "identity",
+        "loadtxt", "genfromtxt", "random.rand", "random.randn", "random.normal",
+        "random.uniform", "random.random", "random.standard_normal", "random.random_sample",
+        "random.beta", "random.exponential", "random.gamma", "random.laplace",
+    )
+)  # fmt: skip
+NUMPY_FROM_DATA = frozenset(
+    {"numpy.array", "numpy.asarray", "numpy.stack", "numpy.concatenate", "numpy.vstack"}
+)
+# dtypes that are float64 (``float`` is NumPy's float64 in ``astype(float)``).
+FLOAT64_DTYPES = frozenset(
+    {"torch.float64", "torch.double", "numpy.float64", "numpy.double", "float", "float64"}
+)
+# Tensor methods that set the dtype: True for float64.
+DTYPE_METHODS = {
+    "double": True, "float": False, "half": False, "bfloat16": False, "int": False,
+    "long": False, "short": False, "bool": False, "byte": False, "char": False,
+}  # fmt: skip
 
 
 def places_by_keyword(callee: str | None) -> bool:

@@ -36,6 +36,7 @@ class Kind(Enum):
     GUARD = "guard"  # a boolean derived from an availability test: see ``polarity``
     TENSOR_TYPE = "tensor type"  # a legacy type (``torch.cuda.FloatTensor``): see ``where``
     INSTANCE = "instance"  # an object of a class defined in this file (not an nn.Module)
+    ARRAY = "array"  # a NumPy array (on the host; see ``float64``)
 
 
 def join_placement(a: Placement, b: Placement) -> Placement:
@@ -56,7 +57,7 @@ def join_placements(placements: Iterable[Placement]) -> Placement:
 _NEVER_PLACED = frozenset(
     {
         Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT, Kind.GUARD, Kind.DEVICE,
-        Kind.TENSOR_TYPE, Kind.INSTANCE,
+        Kind.TENSOR_TYPE, Kind.INSTANCE, Kind.ARRAY,
     }
 )  # fmt: skip
 
@@ -106,7 +107,9 @@ class Value:
     whole_batch: bool = False  # the loader's item itself (may be a dict-like batch object)
     stateless: bool = False  # MODULE without parameters (losses, activations)
     scalar: bool = False  # a 0-dim tensor from a number: mixes with any device
-    float64: bool = False  # TENSOR of dtype float64 (NumPy data, ``.double()``): DEV018
+    # TENSOR / ARRAY of dtype float64 (DEV018): "numpy" when it comes from NumPy's default
+    # dtype, "explicit" when the code asked for it (``.double()``, ``dtype=torch.float64``).
+    float64: str = ""
     # TENSOR computed from factory calls without ``device=`` (DEV013, DEV014): those calls.
     origins: tuple[cst.Call, ...] = field(default=(), compare=False)
     # DEVICE that is CUDA by default, from an unguarded literal written at a definition

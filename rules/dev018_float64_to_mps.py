@@ -1,0 +1,81 @@
+from collections.abc import Iterator
+
+import libcst as cst
+
+from devlint.analysis.facts import CallRecord, FileFacts
+from devlint.analysis.values import Kind, Value
+from devlint.rule import Finding, FixPlan, Replace, Rule, as_receiver, literal_text
+
+MESSAGE = "A float64 tensor is moved to a device that may be MPS, which has no float64"
+
+
+class Float64ToMps(Rule):
+    """
+    ## What it does
+    Checks for a float64 tensor moved to a device that may be Apple's MPS: `.to(device)`
+    or a factory's `device=` where the device may be `mps` (a three-way selection, a
+    `torch.accelerator` device, a device passed in). The tensor is float64 when it comes
+    from NumPy's default dtype (`torch.from_numpy(np.random.rand(...))`,
+    `torch.tensor(np.zeros(...))`), or when the code asks for it (`.double()`,
+    `dtype=torch.float64`).
+
+    ## Why is this bad?
+    MPS has no float64: the move raises `TypeError: Cannot convert a MPS Tensor to float64
+    dtype as the MPS framework doesn't support float64. Please use float32 instead.` The
+    script works on CUDA and the CPU and crashes on a Mac.
+
+    ## Example
+    ```python
+    noise = torch.from_numpy(np.random.normal(0, 1, (8, 16))).to(device)
+    ```
+
+    ## Use instead
+    ```python
+    noise = torch.from_numpy(np.random.normal(0, 1, (8, 16))).float().to(device)
+    ```
+
+    ## Fix safety
+    Unsafe: `.float()` is inserted before the move when the value comes from NumPy (its
+    float64 is an accident of NumPy's default); it changes the precision on every device.
+    A float64 the code asked for (`.double()`, `dtype=torch.float64`) is reported without
+    a fix: the author decides.
+    """
+
+    code = "DEV018"
+    name = "float64-to-mps"
+    summary = "A float64 tensor moved to a device that may be MPS"
+    fix = "unsafe"
+
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
+        for call in facts.calls:
+            if call.method == "to" and not call.casts_only and call.receiver is not None:
+                target = call.args[0] if call.args else call.keywords.get("device")
+                if _float64(call.receiver) and _may_be_mps(target):
+                    yield Finding(call.node, MESSAGE, _float_first(call, call.receiver))
+            elif call.callee is not None and call.receiver is None:
+                result = facts.value_of(call.node)
+                device = call.keywords.get("device")
+                if _float64(result) and "dtype" not in call.keywords and _may_be_mps(device):
+                    yield Finding(call.node, MESSAGE, None)
+
+
+def _float64(value: Value) -> bool:
+    return value.kind is Kind.TENSOR and bool(value.float64)
+
+
+def _may_be_mps(device: Value | None) -> bool:
+    return (
+        device is not None
+        and device.kind in (Kind.DEVICE, Kind.TENSOR)
+        and device.where is not None
+        and "mps" in device.where
+    )
+
+
+def _float_first(call: CallRecord, receiver: Value) -> FixPlan | None:
+    """``x.to(device)`` -> ``x.float().to(device)`` for NumPy's accidental float64."""
+    func = call.node.func
+    if receiver.float64 != "numpy" or not isinstance(func, cst.Attribute):
+        return None
+    text = literal_text(as_receiver(func.value)) + ".float()"
+    return FixPlan("Convert to float32 before the move", (Replace(func.value, text),))
