@@ -25,8 +25,10 @@ class Replace:
 
     ``text`` is a template; the engine fills in what a rule cannot know by itself:
 
-    - ``{device}``: the device variable in scope (``self.device`` in a method of a class
-      that has one); when there is none, one device selection is added after the imports;
+    - ``{device}``: the device in scope, as ``devlint.analysis.scopes`` finds it (a
+      ``device`` parameter or local, ``self.device``, a device passed in, a module-level
+      device, the device of a model passed in by a caller that owns a device); when there
+      is none, one device selection is added after the imports;
     - ``{device_or_cpu}``: the device variable in scope, else ``"cpu"``;
     - ``{selection}``: the device-selection expression (``accelerator-api``);
     - ``{torch}``: the name ``torch`` is imported as (``import torch`` is added if needed);

@@ -57,12 +57,53 @@ class Wrapper:
             (_Layout.call, pairs),
             (_Layout.conditional, pairs[::-1]),
         ]
+        parameters = [  # of a ``def``: a lambda's have no brackets to break lines in
+            node
+            for parent, node in pairs
+            if isinstance(node, cst.Parameters) and isinstance(parent, cst.FunctionDef)
+        ]
+        wrapped = self._parameters(parameters[-1], edit) if parameters else None
         for candidates, order in steps:
             for parent, outer in order:
-                wrapped = self._wrap(outer, parent, edit, candidates)
-                if wrapped is not None:
-                    return wrapped
-        return edit
+                wrapped = wrapped or self._wrap(outer, parent, edit, candidates)
+        return wrapped or edit
+
+    def _parameters(self, node: cst.Parameters, edit: Edit) -> Edit | None:
+        """A ``def`` whose parameters the edit made too long: one parameter a line."""
+        span = self.positions[node]
+        start = Location(span.start.line, span.start.column + 1)
+        end = Location(span.end.line, span.end.column + 1)
+        text = self._text(start, edit.start) + edit.content + self._text(edit.end, end)
+        if "#" in text or "\\" in text:
+            return None
+        try:
+            parsed = cst.parse_statement(f"def _({text}): pass")
+        except cst.ParserSyntaxError:
+            return None
+        assert isinstance(parsed, cst.FunctionDef)
+        params = parsed.params
+        if params.posonly_params or not isinstance(params.star_arg, cst.MaybeSentinel):
+            return None  # ``/`` and ``*`` markers: left alone
+        every = [*params.params, *params.kwonly_params, *filter(None, [params.star_kwarg])]
+        indent = _indent(self.lines[start.row - 1])
+        layout = _Layout(indent, indent + self.module.default_indent)
+        for depth in range(3):
+            laid = [
+                param.with_changes(
+                    default=param.default and layout._deep(param.default, depth),
+                    comma=cst.MaybeSentinel.DEFAULT,
+                    whitespace_after_param=cst.SimpleWhitespace(""),
+                )
+                for param in every
+            ]
+            code = "".join(
+                self.module.default_newline + layout.inner + self.module.code_for_node(param) + ","
+                for param in laid
+            )
+            result = Edit(code + self.module.default_newline + indent, start, end)
+            if self._fits(result):
+                return result
+        return None
 
     def _wrap(
         self,

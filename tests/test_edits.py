@@ -203,3 +203,17 @@ def test_a_call_inside_a_call_is_wrapped_one_level_deeper() -> None:
         "    ),\n"
         ")\n"
     )
+
+
+def test_a_def_whose_default_a_fix_makes_too_long_gets_one_parameter_a_line() -> None:
+    text = "import torch\n\n\n"
+    text += (
+        'def load(name: str, device="cuda" if torch.cuda.is_available() else "cpu", jit=False):\n'
+    )
+    text += "    return name\n"
+    result = fixed(text, "DEV004")
+    assert result.startswith(
+        "import torch\n\n\ndef load(\n    name: str,\n"
+        '    device="cuda"\n    if torch.cuda.is_available()\n    else "mps"\n'
+        '    if torch.backends.mps.is_available()\n    else "cpu",\n    jit=False,\n):\n'
+    )
