@@ -72,7 +72,7 @@ class UnguardedCuda(Rule):
         for call in facts.calls:
             if call.site.guarded or _forwards(call):
                 continue
-            for finding, literal in self._placements(call):
+            for finding, literal in self._placements(call, facts):
                 if finding is not None:
                     direct.add(id(literal))
                     yield finding
@@ -88,11 +88,13 @@ class UnguardedCuda(Rule):
                 yield Finding(literal, DEFAULT_MESSAGE, fix)
 
     def _placements(
-        self, call: CallRecord
+        self, call: CallRecord, facts: FileFacts
     ) -> Iterator[tuple[Finding | None, cst.BaseExpression | None]]:
         """Each CUDA placement of one call: a finding where a literal is placed directly,
-        or (None, literal) for a CUDA default that reaches it through a name."""
+        or (None, literal) for a CUDA default that reaches it through a name. A device
+        passed on to one of this file's functions is placed (or not) in its body."""
         node = call.node
+        passes_to_local_function = facts.value_of(node.func).kind is Kind.FUNCTION
         if call.method == "cuda" and call.receiver is not None:
             if may_be_placed(call.receiver) and _is_torch_cuda_signature(call):
                 yield Finding(node, "`.cuda()` without a CUDA availability check", _to(node)), None
@@ -110,7 +112,8 @@ class UnguardedCuda(Rule):
             if not _cuda_literal(value):
                 continue
             if value.cuda_default is not expression:
-                yield None, value.cuda_default
+                if not passes_to_local_function:
+                    yield None, value.cuda_default
             elif how == "to":
                 message = '`.to("cuda")` without a CUDA availability check'
                 yield Finding(node, message, _replace_literal(expression, "{device}")), expression

@@ -70,7 +70,7 @@ class CudaWithoutMpsFallback(Rule):
             if test.kind is Kind.GUARD:
                 if test.qualname != "cuda" or not test.polarity or test.classifies:
                     continue  # not a CUDA availability test (``device.type == "cuda"``)
-            elif not _is_user_setting(test):
+            elif not _is_user_setting(test, conditional.node.test):
                 continue
             if conditional.enclosing_backends - {"cuda"}:
                 continue
@@ -90,12 +90,22 @@ class CudaWithoutMpsFallback(Rule):
                 )
 
 
-def _is_user_setting(test: Value) -> bool:
-    """A choice by a user setting (``"cuda" if args.cuda else "cpu"``): a flag of unknown
-    value, or a constant one."""
-    return test.kind is Kind.UNKNOWN or (
+def _is_user_setting(test: Value, node: cst.BaseExpression) -> bool:
+    """A choice by a user setting (``"cuda" if args.cuda else "cpu"``): a flag (a name or
+    attribute, negated or combined) of unknown or constant value. A call of unknown meaning
+    (``CUDAAccelerator.is_available()``) may test anything: no."""
+    flag = test.kind is Kind.UNKNOWN or (
         test.kind is Kind.CONSTANT and isinstance(test.constant, bool)
     )
+    return flag and _is_flag(node)
+
+
+def _is_flag(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return _is_flag(node.expression)
+    if isinstance(node, cst.BooleanOperation):
+        return _is_flag(node.left) and _is_flag(node.right)
+    return isinstance(node, cst.Name | cst.Attribute)
 
 
 def _gate(conditional: Conditional) -> str | None:

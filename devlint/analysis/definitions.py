@@ -193,8 +193,8 @@ class DefinitionInterpreter(StatementInterpreter):
         if torch_api.is_device_like_name(param.name.value):
             # ``def f(x, device="cuda")``: callers may pass any device; the default is CUDA.
             default = value.cuda_default if value.kind is Kind.DEVICE else None
-            if default is not None:
-                self.rec.definition_literals.add(id(default))
+            if default is not None and default is param.default:
+                self.rec.definition_literals.add(id(default))  # ``device="cuda"``
             return Value(Kind.DEVICE, ANY_DEVICE, cuda_default=default)
         return value if value.kind is Kind.GUARD else UNKNOWN
 
