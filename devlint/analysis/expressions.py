@@ -9,6 +9,7 @@ compute guard values (``guards.py``).
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -41,6 +42,7 @@ from devlint.analysis.values import (
 )
 
 _CONSTANT_NAMES = {"True": True, "False": False, "None": None}
+_BUILTINS = frozenset(dir(builtins))
 
 
 class ExpressionInterpreter(DefinitionInterpreter):
@@ -68,10 +70,22 @@ class ExpressionInterpreter(DefinitionInterpreter):
     def name(self, node: cst.Name) -> Value:
         if node.value in _CONSTANT_NAMES:
             return Value(Kind.CONSTANT, constant=_CONSTANT_NAMES[node.value])
-        value = self.lookup(node.value) or UNKNOWN
+        value = self.lookup(node.value)
+        if value is None:
+            return self.star_imported(node.value)
         if value.kind is Kind.FUNCTION:
             self.name_reads[node.value] += 1
         return value
+
+    def star_imported(self, name: str) -> Value:
+        """An unbound name after ``from torch import *``: the last such module's (builtins
+        such as ``range`` and ``print`` stay themselves)."""
+        if not self.star_modules or name in _BUILTINS:
+            return UNKNOWN
+        # ``torch.nn`` exports the module classes (capitalised), the others functions.
+        wanted = [m for m in self.star_modules if m.endswith(".nn") == name[:1].isupper()]
+        module = (wanted or self.star_modules)[-1]
+        return Value(Kind.IMPORTED, qualname=f"{module}.{name}")
 
     def string(self, node: cst.SimpleString) -> Value:
         text = string_value(node)

@@ -22,6 +22,8 @@ from devlint.analysis.interpreter import Env, Interpreter, element_of
 from devlint.analysis.syntax import dotted_name, module_name, string_value
 from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu, join_placement
 
+# Packages whose star imports are resolved: their public names are torch's and NumPy's.
+_STAR_RESOLVED = frozenset({"torch", "numpy"})
 # Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
 _ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
 
@@ -32,6 +34,7 @@ class StatementInterpreter(Interpreter):
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
         super().__init__(guard_functions, guard_attributes)
         self.refuses_without_cuda = False  # a function here refuses to run without CUDA
+        self.star_modules: list[str] = []  # ``from torch.nn import *``, in order
         self.compound: dict[type, Callable[[cst.CSTNode], None]] = {
             kind: getattr(self, name) for kind, name in _COMPOUND_NAMES.items()
         }
@@ -202,7 +205,12 @@ class StatementInterpreter(Interpreter):
 
     def import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
-            return  # names from a star import stay unknown; the rest of the file is analysed
+            # ``from torch.nn import *``: unbound names resolve there (``name``); names from
+            # other modules' star imports stay unknown and the rest of the file is analysed.
+            module = module_name(node.module)
+            if not node.relative and module.split(".", 1)[0] in _STAR_RESOLVED:
+                self.star_modules.append(module)
+            return
         base = "." * len(node.relative) + module_name(node.module)
         for alias in node.names:
             name = module_name(alias.name)
