@@ -1,8 +1,10 @@
 from collections.abc import Iterator
 
-from devlint.analysis.facts import FileFacts
+import libcst as cst
+
+from devlint.analysis.facts import FileFacts, Mix, Operand
 from devlint.analysis.values import describe_accelerator, is_cpu, may_be_accelerator
-from devlint.rule import Finding, Rule
+from devlint.rule import Finding, Rule, source_of
 
 
 class DeviceMismatch(Rule):
@@ -45,14 +47,28 @@ class DeviceMismatch(Rule):
     summary = "An operation combines tensors on different devices"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
+        reported: set[int] = set()  # a mismatch is reported once, not again where it flows
         for mix in facts.mixes:
             operands = mix.operands
             if mix.site.loop is not None and any(op.value.from_batch for op in operands):
                 continue  # a batch element from the loader: DEV002 reports it
             on_cpu = [op for op in operands if is_cpu(op.value.where)]
-            elsewhere = [op.value.where for op in operands if may_be_accelerator(op.value.where)]
-            if on_cpu and elsewhere:
-                device = describe_accelerator(elsewhere[0])
-                yield Finding(
-                    mix.node, f"This combines a CPU tensor with a value that may be on {device}"
-                )
+            elsewhere = [op for op in operands if may_be_accelerator(op.value.where)]
+            if not (on_cpu and elsewhere):
+                continue
+            if any(op.node is not None and id(op.node) in reported for op in operands):
+                reported.add(id(mix.node))
+                continue
+            reported.add(id(mix.node))
+            device = describe_accelerator(elsewhere[0].value.where)
+            cpu, other = _name(on_cpu[0], mix), _name(elsewhere[0], mix)
+            yield Finding(mix.node, f"`{cpu}` is on the CPU but `{other}` may be on {device}")
+
+
+def _name(operand: Operand, mix: Mix) -> str:
+    """How the message names an operand: its source (shortened), or the module called."""
+    node = operand.node
+    if node is None and isinstance(mix.node, cst.Call):
+        node = mix.node.func
+    text = " ".join(source_of(node).split()) if node is not None else "the module"
+    return text if len(text) <= 40 else text[:37] + "..."

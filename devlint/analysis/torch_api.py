@@ -353,6 +353,13 @@ NON_TENSOR_METHODS = frozenset(
     }
 )
 
+# In-place fills: how many leading positional arguments must share the tensor's device
+# (the fill value may be a 0-dim tensor on any device).
+FILL_METHODS = {
+    "fill_": 0, "fill_diagonal_": 0, "masked_fill": 1, "masked_fill_": 1,
+    "index_fill": 2, "index_fill_": 2,
+}  # fmt: skip
+
 # Tensor methods that take other tensors without requiring them on the same device.
 DEVICE_FREE_METHODS = frozenset(
     {
