@@ -257,11 +257,11 @@ class CallInterpreter(ExpressionInterpreter):
             return replace(receiver.derived(), float64=float64)
         if method in torch_api.DEVICE_FREE_METHODS:
             return receiver.derived()
-        positional = (a for a in node.args if a.keyword is None and not a.star)
+        positional = [a for a in node.args if a.keyword is None and not a.star]
         if method in torch_api.FILL_METHODS:
             # ``x.masked_fill_(mask, value)``: the value may be a 0-dim tensor anywhere; only
             # the mask (or index) must share the device.
-            positional = iter(list(positional)[: torch_api.FILL_METHODS[method]])
+            positional = positional[: torch_api.FILL_METHODS[method]]
         operands = [(node.func, receiver)] + [
             (arg.value, value) for arg, value in zip(positional, args, strict=False)
         ]
