@@ -2,9 +2,11 @@
 
 Rules describe a fix as replacements of nodes (``devlint.rule.Replace``). Here they become
 ``Edit`` s at rows and columns, with what a rule cannot know on its own filled in: the
-device variable in scope at the edit (``{device}``: reused when the code has one,
-otherwise one device selection is added after the module's imports), the name ``torch``
-is imported as (``{torch}``) and the file's layout (newline, indentation).
+device in scope at the edit (``{device}``, asked of ``devlint.analysis.scopes``: reused
+when the code has one, otherwise one device selection is added after the module's
+imports), the name ``torch`` is imported as (``{torch}``) and the file's layout (newline,
+indentation: ``BLOCK_INDENT`` becomes the indentation of the edit's block). An edit that
+would make a line longer than ``line-length`` is laid out again (``devlint.wrapping``).
 """
 
 from __future__ import annotations
