@@ -14,13 +14,13 @@ and MPS had no column at all. The virtual device runs every program to its end a
 checks placement on every operation, so meta is no longer the better oracle for any rule.
 
 A fixture may override its virtual expectation in ``expect.toml`` with ``cuda-virtual`` /
-``mps-virtual`` (an outcome, or ``{ skip = "why" }``); a rule whose mechanism the
-virtual device does not reproduce on a device has a written reason below.
+``mps-virtual`` (an outcome, or ``{ skip = "why" }``, printed with the results) where the
+virtual device cannot reproduce the program (a CUDA-only package such as triton).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from devlint.verify.expectations import VIRTUAL_KEYS, Declared, FileExpectations, Skip
 
@@ -44,7 +44,6 @@ class Virtual:
     # a line marked `# expect:` (a limit of the virtual device hit elsewhere cannot pass
     # for the bug); False where it reports the cause and the failure comes later.
     at_flagged_line: bool = True
-    not_reproduced: dict[str, str] = field(default_factory=dict)  # device -> why not
 
 
 _MIXING = "operations check that their tensor inputs share one virtual device"
@@ -71,9 +70,9 @@ VIRTUALS: dict[str, Virtual] = {
     "DEV008": Virtual(_MIXING + ": the tensor left behind meets device values later", False),
     "DEV009": Virtual("the deprecation warnings come from torch's own amp code", False),
     "DEV010": Virtual(
-        "a performance finding",
+        "a performance finding: DataParallel on one virtual GPU checks the module's device and "
+        "moves the inputs as its scatter does",
         at_flagged_line=False,
-        not_reproduced={"cuda": "DataParallel scatters inputs with CUDA-only kernels"},
     ),
     "DEV011": Virtual(
         "torch.cuda calls answer on virtual CUDA and fail as on a Mac on virtual MPS", False
@@ -110,9 +109,6 @@ def virtual_expectation(
         return explicit, None
     if explicit is not None:
         return explicit, mechanism(device)
-    why = virtual_for(rule).not_reproduced.get(device)
-    if why is not None:
-        return Skip(f"not reproduced virtually: {why}"), None
     declared = entry.devices.get(device)
     if declared is None:
         return Skip(f"no expectation for {device}"), None

@@ -326,7 +326,7 @@ def to_json(report: VerifyReport, record: Record | None = None) -> dict[str, Any
         ],
         "problems": [{"rule": rule, "message": text} for rule, text in report.plan.problems],
         "virtual": {
-            code: {"reproduces": virtual.note, "not_reproduced": virtual.not_reproduced}
+            code: {"reproduces": virtual.note, "failure_at_flagged_line": virtual.at_flagged_line}
             for code, virtual in virtuals.items()
         },
         "observed": {

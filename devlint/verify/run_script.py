@@ -44,7 +44,10 @@ DEVICE_BUGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (r"Cannot convert a MPS Tensor to float64 dtype", ("DEV018",)),
     (r"Attempting to deserialize object on a CUDA device", ("DEV007",)),
-    (r"Torch not compiled with CUDA enabled", ("DEV003", "DEV011", "DEV016")),
+    (
+        r"Torch not compiled with CUDA enabled|torch\.cuda\.\w+ requires CUDA support",
+        ("DEV003", "DEV011", "DEV016", "DEV017"),
+    ),
 )
 
 
@@ -85,21 +88,23 @@ def _script_frame(error: BaseException, script: Path) -> tuple[str, int]:
     return frame.filename, frame.lineno or 0
 
 
-def static_findings(bug: DeviceBug) -> list[str]:
-    """``devlint check`` (every rule) on the file of the bug: diagnostics of its rules."""
+def static_findings(bug: DeviceBug) -> tuple[list[str], list[str]]:
+    """``devlint check`` (every rule) on the file of the bug: the diagnostics of its rules at
+    the failing line, and elsewhere in the file (where rules that report a cause point)."""
     from devlint.engine import CheckOptions, check_text
     from devlint.rule import all_rules
 
     try:
         text = Path(bug.path).read_text(encoding="utf-8")
     except OSError:
-        return []
+        return [], []
     options = CheckOptions(codes=frozenset(all_rules()))
-    return [
-        f"{d.path}:{d.start.row}:{d.start.column}: {d.code} {d.message}"
-        for d in check_text(text, bug.path, options)
-        if d.code in bug.rules
+    found = [d for d in check_text(text, bug.path, options) if d.code in bug.rules]
+    lines = [
+        (d.start.row, f"{d.path}:{d.start.row}:{d.start.column}: {d.code} {d.message}")
+        for d in found
     ]
+    return [t for row, t in lines if row == bug.line], [t for row, t in lines if row != bug.line]
 
 
 @contextmanager
@@ -164,6 +169,11 @@ def run_script(
 
 def _say(headline: str, virtual: Any, steps: list[int]) -> None:
     click.echo(f"{headline} ({steps[0]} optimizer steps, {virtual.syncs} host syncs)")
+    if not virtual.placed:
+        click.echo(
+            f"  note: nothing was placed on {virtual.kind}: the script ran on the CPU "
+            "(does its device choice know this accelerator? see DEV004 / DEV016)"
+        )
 
 
 def _failed(error: BaseException, script: Path, label: str) -> int:
@@ -180,18 +190,20 @@ def _failed(error: BaseException, script: Path, label: str) -> int:
         return 2
     from devlint.rule import all_rules
 
-    findings = static_findings(bug)
-    found = sorted({finding.split(": ", 1)[1].split()[0] for finding in findings})
-    rule = found[0] if found else bug.rules[0]
+    at_line, elsewhere = static_findings(bug)
+    codes = [finding.split(": ", 1)[1].split()[0] for finding in at_line or elsewhere]
+    rule = min(codes, key=bug.rules.index) if codes else bug.rules[0]
     name = all_rules()[rule].name if rule in all_rules() else rule
     click.echo(f"{bug.path}:{bug.line}: device bug on {label}: {bug.message}")
     click.echo(f"  rule: {rule} ({name})")
-    if findings:
+    if at_line:
         click.echo("  static analysis found it too:")
-        for finding in findings:
-            click.echo(f"    {finding}")
+    elif elsewhere:
+        click.echo("  static analysis reports its rule elsewhere in the file (the cause):")
     else:
         click.echo("  static analysis: not found (devlint check reports none of its rules here)")
+    for finding in at_line or elsewhere:
+        click.echo(f"    {finding}")
     return 1
 
 

@@ -106,6 +106,7 @@ class VirtualDevice:
         self.kind = kind
         self.name = f"{kind}:0"
         self.syncs = 0
+        self.placed = 0  # tensors moved to or created on the virtual device
         self._tags: dict[int, tuple[weakref.ref[Any], str]] = {}
         self._pinned: dict[int, weakref.ref[Any]] = {}
         self._undo: list[Callable[[], None]] = []
@@ -197,6 +198,7 @@ class VirtualDevice:
             target = self.canon(kwargs["device"])
             if self.is_virtual(target):
                 kwargs = {**kwargs, "device": "cpu"}
+                self.placed += 1
             elif target != "cpu":
                 return self._absent(target, func, args, kwargs)
             else:
@@ -293,6 +295,7 @@ class VirtualDevice:
         if self.is_virtual(source) and device == "cpu":
             self.syncs += 1
         out = tensor.to("cpu", copy=True, **options)
+        self.placed += device != "cpu"
         self.tag(out, device)
         return out
 
@@ -438,6 +441,8 @@ class VirtualDevice:
             return made
 
         self._set(parameter, "__new__", staticmethod(new))
+        if cuda:
+            self._set(torch.nn.DataParallel, "forward", _one_device_data_parallel)
 
     def _patch_cuda(self, name: str, current_stream: Any) -> None:
         torch = self.torch
@@ -472,7 +477,23 @@ class VirtualDevice:
             "stream": lambda stream=None: contextlib.nullcontext(stream),
         }.items():
             self._set(torch.cuda, attr, value)
+        for legacy in LEGACY_TYPES:
+            self._set(torch.cuda, legacy, self._legacy_type(getattr(torch, legacy)))
         self._set(torch.backends.cuda, "is_built", lambda: True)
+
+    def _legacy_type(self, cpu_type: Any) -> type:
+        """``torch.cuda.FloatTensor`` & co.: the CPU type's tensor, on the virtual GPU."""
+        session = self
+
+        class LegacyType:
+            def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+                made = cpu_type(*args, **kwargs)
+                session.placed += 1
+                session.tag(made, session.name)
+                return made
+
+        LegacyType.__name__ = LegacyType.__qualname__ = cpu_type.__name__
+        return LegacyType
 
     def _sync(self) -> None:
         self.syncs += 1
@@ -530,6 +551,18 @@ class VirtualDevice:
         return device
 
 
+LEGACY_TYPES = (
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "BFloat16Tensor",
+    "LongTensor",
+    "IntTensor",
+    "ShortTensor",
+    "CharTensor",
+    "ByteTensor",
+    "BoolTensor",
+)
 TOTAL_MEMORY = 16 * 2**30  # what the virtual device reports as its memory
 MEMORY_STATS = (
     "empty_cache",
@@ -584,6 +617,29 @@ class _Event(_Stream):
 
     def elapsed_time(self, other: Any) -> float:
         return 0.0
+
+
+def _one_device_data_parallel(self: Any, *inputs: Any, **kwargs: Any) -> Any:
+    """``DataParallel.forward`` on one (virtual) GPU: its checks, then the scatter's move of
+    every input tensor to ``device_ids[0]`` (CUDA's scatter kernels do not run here)."""
+    import torch
+    from torch.utils._pytree import tree_map
+
+    if not self.device_ids:
+        return self.module(*inputs, **kwargs)
+    for tensor in [*self.module.parameters(), *self.module.buffers()]:
+        if tensor.device != self.src_device_obj:
+            raise RuntimeError(
+                "module must have its parameters and buffers on device "
+                f"{self.src_device_obj} (device_ids[0]) but found one of them on device: "
+                f"{tensor.device}"
+            )
+
+    def move(value: Any) -> Any:
+        return value.to(self.src_device_obj) if isinstance(value, torch.Tensor) else value
+
+    inputs, kwargs = tree_map(move, (inputs, kwargs))
+    return self.module(*inputs, **kwargs)
 
 
 def _make_mode(session: VirtualDevice) -> Any:

@@ -220,4 +220,4 @@ def test_json_has_the_matrix_runs_and_durations() -> None:
     assert "duration_s" in data["runs"][0] and data["summary"]["seconds"] == 1.25
     assert data["exit_code"] == 1
     assert set(data["virtual"]) == {"DEV001", "DEV003"}
-    assert data["virtual"]["DEV003"]["not_reproduced"] == {}
+    assert data["virtual"]["DEV001"]["failure_at_flagged_line"] is True
