@@ -54,8 +54,8 @@ class DeviceMismatch(Rule):
                 continue  # a batch element from the loader: DEV002 reports it
             on_cpu = [op for op in operands if is_cpu(op.value.where)]
             elsewhere = [op for op in operands if may_be_accelerator(op.value.where)]
-            if not (on_cpu and elsewhere):
-                continue
+            if not (on_cpu and elsewhere) or facts.factories_meeting_inputs(mix):
+                continue  # a factory without ``device=`` meeting the inputs: DEV013
             if any(op.node is not None and id(op.node) in reported for op in operands):
                 reported.add(id(mix.node))
                 continue

@@ -47,36 +47,29 @@ class FactoryWithoutDevice(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[int] = set()
-        function_of = {id(call.node): call.site.function for call in facts.calls}
         for mix in facts.mixes:
-            site = mix.site
-            if site.function is None or site.function.name.value != "forward":
-                continue
-            if site.class_name not in facts.module_classes:
-                continue
-            made_here = [
-                origin
-                for op in mix.operands
-                for origin in op.value.origins
-                if function_of.get(id(origin)) is site.function  # not an attribute from __init__
-            ]
-            inputs = [op for op in mix.operands if not is_cpu(op.value.where)]
-            for factory in made_here:
-                if inputs and id(factory) not in reported:
+            function = mix.site.function
+            inputs = [op.node for op in mix.operands if not is_cpu(op.value.where)]
+            for factory in facts.factories_meeting_inputs(mix):
+                if function is not None and id(factory) not in reported:
                     reported.add(id(factory))
+                    method = mix.site.class_name is not None
                     yield Finding(
                         factory,
                         "Tensor created without `device=` is combined with the inputs",
-                        _fix(factory, site.function, [op.node for op in inputs]),
+                        _fix(factory, function, inputs, method),
                     )
 
 
 def _fix(
-    factory: cst.Call, forward: cst.FunctionDef, inputs: list[cst.BaseExpression | None]
+    factory: cst.Call,
+    forward: cst.FunctionDef,
+    inputs: list[cst.BaseExpression | None],
+    method: bool,
 ) -> FixPlan | None:
-    """Add ``device=x.device`` for ``x``, a parameter of ``forward`` the result meets (or
+    """Add ``device=x.device`` for ``x``, a parameter of the function the result meets (or
     the only parameter, when the result meets a value computed from it)."""
-    parameters = [param.name.value for param in forward.params.params[1:]]
+    parameters = [param.name.value for param in forward.params.params[int(method) :]]
     names = [node.value for node in inputs if isinstance(node, cst.Name)]
     name = next((name for name in names if name in parameters), None)
     if name is None and len(parameters) == 1 and not isinstance(forward.params.star_arg, cst.Param):

@@ -16,6 +16,7 @@ from devlint.analysis import requirements
 from devlint.analysis.calls import CallInterpreter
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.interpreter import Env
+from devlint.analysis.values import may_be_accelerator
 
 
 class Analyzer(CallInterpreter):
@@ -47,6 +48,12 @@ class Analyzer(CallInterpreter):
             module_classes=self.module_classes,
             module_names=self.module_env,
             definition_literals=rec.definition_literals,
+            device_functions={
+                id(self.function_defs[name])
+                for name, seeds in self.seeded.items()
+                if name in self.function_defs
+                and any(may_be_accelerator(value.where) for value in seeds.values())
+            },
         )
 
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:

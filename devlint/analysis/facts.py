@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devlint.analysis.values import UNKNOWN, Value
+from devlint.analysis.values import CPU, UNKNOWN, Value
 
 # ``torch.__version__``, ``is_torch_version(...)``, ``TORCH_VERSION``,
 # ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_1_10``: names that test the torch release.
@@ -118,6 +118,13 @@ class Conditional:
     site: Site | None = None
 
 
+def _root_name(node: cst.CSTNode | None) -> str | None:
+    """``x`` for ``x``, ``x.data``, ``x[0]``: the name an operand reads."""
+    while isinstance(node, cst.Attribute | cst.Subscript):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
 @dataclass(frozen=True, slots=True)
 class AttributeStore:
     """``self.name = value`` in a method of a class."""
@@ -144,13 +151,43 @@ class FileFacts:
     # ids of CUDA literals that are a whole definition (``device = "cuda"``, a parameter or
     # ``--device`` default): where a CUDA default is reported and fixed (DEV003).
     definition_literals: set[int] = field(default_factory=set)
+    # ids of module-level functions this file calls with values that may be on an
+    # accelerator (their parameters were seeded with them).
+    device_functions: set[int] = field(default_factory=set)
     _calls_by_node: dict[int, CallRecord] | None = None
+    _function_of: dict[int, cst.FunctionDef | None] | None = None
 
     def call_of(self, node: cst.CSTNode) -> CallRecord | None:
         """The record of a call expression (None if ``node`` is no call the analysis ran)."""
         if self._calls_by_node is None:
             self._calls_by_node = {id(call.node): call for call in self.calls}
         return self._calls_by_node.get(id(node))
+
+    def factories_meeting_inputs(self, mix: Mix) -> list[cst.Call]:
+        """Tensor factories called without ``device=`` in the function ``mix`` is in, whose
+        results meet that function's inputs (DEV013): in ``forward`` of a module, or in a
+        function this file calls with values that may be on an accelerator (a
+        gradient-penalty helper's ``torch.rand(...)`` mixed with its arguments)."""
+        site = mix.site
+        function = site.function
+        if function is None:
+            return []
+        in_forward = function.name.value == "forward" and site.class_name in self.module_classes
+        if not in_forward and id(function) not in self.device_functions:
+            return []
+        if self._function_of is None:
+            self._function_of = {id(call.node): call.site.function for call in self.calls}
+        made_here = [
+            origin
+            for op in mix.operands
+            for origin in op.value.origins
+            if self._function_of.get(id(origin)) is function  # not an attribute from __init__
+        ]
+        inputs = [op for op in mix.operands if op.value.where != CPU]
+        if not in_forward:  # a helper: the other operand must be one of its parameters
+            names = {param.name.value for param in function.params.params}
+            inputs = [op for op in inputs if _root_name(op.node) in names]
+        return made_here if inputs else []
 
     def value_of(self, node: cst.CSTNode) -> Value:
         """The value the analysis computed for an expression (unknown if never evaluated)."""
