@@ -73,6 +73,8 @@ class Wrapper:
         span = self.positions[node]
         start = Location(span.start.line, span.start.column + 1)
         end = Location(span.end.line, span.end.column + 1)
+        if start.row != end.row or not self.lines[start.row - 1].lstrip().startswith("def "):
+            return None  # parameters already on lines of their own: the edit wraps alone
         text = self._text(start, edit.start) + edit.content + self._text(edit.end, end)
         if "#" in text or "\\" in text:
             return None

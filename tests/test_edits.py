@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from devlint.engine import CheckOptions
 from devlint.fixing import fix_text
+from devlint.layout import layout_problems
 from devlint.rule import all_rules
 
 ALL = CheckOptions(frozenset(all_rules()))
@@ -217,3 +218,13 @@ def test_a_def_whose_default_a_fix_makes_too_long_gets_one_parameter_a_line() ->
         '    device="cuda"\n    if torch.cuda.is_available()\n    else "mps"\n'
         '    if torch.backends.mps.is_available()\n    else "cpu",\n    jit=False,\n):\n'
     )
+
+
+def test_parameters_already_one_a_line_keep_their_place() -> None:
+    text = "import torch\n\n\ndef erase(\n        probability=0.5,\n        device='cuda',\n):\n"
+    text += "    return torch.zeros(3, device=device) * probability\n"
+    result = fixed(text, "DEV003")
+    assert result.startswith("import torch\n\n\ndef erase(\n        probability=0.5,\n")
+    assert '        device=torch.device(\n            "cuda"\n' in result
+    assert "        ),\n):\n" in result
+    assert layout_problems(text, result) == []
