@@ -1,4 +1,4 @@
-"""The command line, run as a user runs it: a subprocess of the installed script."""
+"""The command line, run as a user runs it (in this process: ``conftest.run_devlint``)."""
 
 from __future__ import annotations
 
@@ -9,22 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_devlint
 
 BUG = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
 CLEAN = "import torch\nmodel = torch.nn.Linear(2, 2)\n"
 
 
 def devlint(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "devlint", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return run_devlint(*args, cwd=cwd, stdin=stdin)
 
 
 @pytest.fixture
@@ -42,6 +34,38 @@ def test_path_without_subcommand_reports_and_exits_1(project: Path) -> None:
         "src/bug.py:2:9: DEV003 [*] `.cuda()` without a CUDA availability check",
         "Found 1 error (1 fixable with --fix).",
     ]
+
+
+def test_the_installed_script_runs(project: Path) -> None:
+    """The real script, in its own process, says what the in-process runs say, stdin too."""
+    script_path = str(Path(sys.executable).with_name("devlint"))  # the console script
+    for command in ([script_path], [sys.executable, "-m", "devlint"]):
+        script = subprocess.run(
+            [*command, "check", "--no-cache", "src", "-"],
+            cwd=project,
+            input=BUG,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
+            timeout=120,
+        )
+        assert (script.returncode, script.stdout) == (2, ""), script.stderr
+        assert script.stderr == "error: `-` (stdin) cannot be combined with other paths\n"
+        fixed = subprocess.run(
+            [*command, "--fix", "--no-cache", "-", "--stdin-filename", "bug.py"],
+            cwd=project,
+            input=BUG.encode(),
+            capture_output=True,
+            timeout=120,
+        )
+        assert fixed.returncode == 0, fixed.stderr
+        assert (
+            fixed.stdout
+            == run_devlint(
+                "--fix", "--no-cache", "-", "--stdin-filename", "bug.py", cwd=project, stdin=BUG
+            ).stdout.encode()
+        )
+        assert b".to(device)" in fixed.stdout
 
 
 def test_clean_file_exits_0(project: Path) -> None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import run_devlint
 
 from devlint.docs import DEFAULT_DOCS_URL, rule_url, write_docs
 from devlint.rule import all_rules
@@ -18,14 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def devlint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "devlint", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=120,
-    )
+    return run_devlint(*args, cwd=cwd)
 
 
 @pytest.mark.parametrize(

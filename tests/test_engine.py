@@ -117,7 +117,9 @@ def test_brackets_nested_beyond_python_limit_are_dev901() -> None:
     [diagnostic] = check_text(f"y = {nested}\n", "t.py", ALL)
     assert diagnostic.code == "DEV901"
     assert "nested" in diagnostic.message
-    within_limit = "f(" * 150 + "x.cuda()" + ")" * 150
+    # Deeper than MAX_BRACKET_DEPTH, within CPython's limit: asked to CPython, then checked.
+    # (Parentheses: 150 nested calls take the analysis seconds, a question for bench/.)
+    within_limit = "(" * 150 + "x.cuda()" + ")" * 150
     assert codes(f"y = {within_limit}\n") == [(1, "DEV003")]
 
 

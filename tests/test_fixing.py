@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_devlint
 
 from devlint.diagnostics import Edit, Fix, Location
 from devlint.engine import CheckOptions
@@ -26,15 +25,7 @@ def fixed(text: str, unsafe: bool = False, options: CheckOptions = DEFAULTS) -> 
 
 
 def devlint(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "devlint", *args, "--no-cache"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        input=stdin,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=120,
-    )
+    return run_devlint(*args, "--no-cache", cwd=cwd, stdin=stdin)
 
 
 CUDA_SCRIPT = "import torch\n\nx = torch.zeros(3).cuda()\nprint(x.numpy())\n"

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_devlint
 
 from devlint.api import lint_path, lint_text
 from devlint.diagnostics import Diagnostic
@@ -264,15 +263,7 @@ def test_unused_noqa_in_notebooks_names_the_cell(tmp_path: Path) -> None:
 
 
 def devlint(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "devlint", "check", "--no-cache", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=120,
-    )
+    return run_devlint("check", "--no-cache", *args, cwd=cwd, stdin=stdin)
 
 
 def test_add_noqa_merges_keeps_comments_and_is_idempotent(tmp_path: Path) -> None:
