@@ -19,7 +19,7 @@ from devlint.api import fixture_options, lint_source
 from devlint.rule import Example, Rule
 from devlint.source import Source
 
-PRELUDE = "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\n"
+PRELUDE = "import numpy as np\nimport torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\n"
 
 
 def example_diagnostics(rule: type[Rule], example: Example) -> list[str]:

@@ -26,11 +26,13 @@ class Float64ToMps(Rule):
 
     ## Example
     ```python
+    device = torch.device("mps" if torch.backends.mps.is_available() else "cpu")
     noise = torch.from_numpy(np.random.normal(0, 1, (8, 16))).to(device)
     ```
 
     ## Use instead
     ```python
+    device = torch.device("mps" if torch.backends.mps.is_available() else "cpu")
     noise = torch.from_numpy(np.random.normal(0, 1, (8, 16))).float().to(device)
     ```
 
