@@ -11,11 +11,10 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from devlint.rule import literal_text, source_of
+from devlint.rule import DEVICE, literal_text, source_of
 
 CUDA_STRINGS = frozenset({"cuda", "cuda:0"})
 MOVE_KEYWORDS = frozenset({"non_blocking", "memory_format"})
-_DEVICE = "__devlint_device__"
 
 
 def is_cuda_string(node: cst.BaseExpression) -> bool:
@@ -48,7 +47,7 @@ class _ToDevice(cst.CSTTransformer):
         assert isinstance(updated.func, cst.Attribute)
         self.count += 1
         keywords = [arg for arg in updated.args if arg.keyword is not None]
-        first = cst.Arg(cst.Name(_DEVICE))
+        first = cst.Arg(DEVICE)
         if keywords:
             first = first.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return updated.with_changes(
@@ -61,7 +60,7 @@ def to_device(node: cst.CSTNode) -> tuple[str, int]:
     transformer = _ToDevice()
     rewritten = node.visit(transformer)
     assert isinstance(rewritten, cst.CSTNode)
-    text = literal_text(source_of(rewritten)).replace(_DEVICE, "{device}")
+    text = literal_text(source_of(rewritten)).replace(DEVICE.value, "{device}")
     return text, transformer.count
 
 

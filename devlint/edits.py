@@ -88,13 +88,13 @@ class FixContext:
         rows = [
             min(self.positions[edit.node].start.line for edit in plan.edits)
             for plan, _ in plans
-            if any(_names_needed(edit.text) for edit in plan.edits)
+            if any(_names_needed(edit.template) for edit in plan.edits)
         ]
         self.header_row = self.scopes.new_device_row(min(rows)) if rows else 0
         return [self.build(plan, applicability) for plan, applicability in plans]
 
     def build(self, plan: FixPlan, applicability: Applicability) -> Fix | None:
-        texts = [edit.text for edit in plan.edits]
+        texts = [edit.template for edit in plan.edits]
         needed = set().union(*(_names_needed(text) for text in texts))
         first_row = min(self.positions[edit.node].start.line for edit in plan.edits)
         header: list[str] = []
@@ -134,13 +134,13 @@ class FixContext:
                 newline = self.module.default_newline
                 hoisted.append(Edit(binding + newline + self._indent(at.row), at, at))
         edits = []
-        for edit in plan.edits:
+        for edit, template in zip(plan.edits, texts, strict=True):
             start, end = self._span(edit.node)
             layout = {"nl": self.module.default_newline, "tab": self.module.default_indent}
             layout["indent"] = self._indent(start.row)
             if edit.where != "replace":
                 start = end = start if edit.where == "before" else end
-            content = edit.text.format(**names, **layout)
+            content = template.format(**names, **layout)
             if BLOCK_INDENT in content:
                 if BLOCK_INDENT in self.module.code:
                     return None  # the file has the marker's character itself

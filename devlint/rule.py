@@ -18,12 +18,16 @@ from devlint.analysis.facts import FileFacts
 from devlint.diagnostics import Applicability
 from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
+# The slot a replacement node holds where the engine writes the device in scope.
+DEVICE = cst.Name("__devlint_device__")
+
 
 @dataclass(frozen=True, slots=True)
 class Replace:
     """Replace the source of ``node`` with ``text`` (``where="before"``/``"after"``: insert).
 
-    ``text`` is a template; the engine fills in what a rule cannot know by itself:
+    ``text`` is a node (written as its code, with the ``DEVICE`` slot for ``{device}``) or a
+    template; the engine fills in what a rule cannot know by itself:
 
     - ``{device}``: the device in scope, as ``devlint.analysis.scopes`` finds it (a
       ``device`` parameter or local, ``self.device``, a device passed in, a module-level
@@ -39,8 +43,15 @@ class Replace:
     """
 
     node: cst.CSTNode
-    text: str
+    text: str | cst.CSTNode
     where: Literal["replace", "before", "after"] = "replace"
+
+    @property
+    def template(self) -> str:
+        """``text`` as a template (a node's code, its braces escaped, its slot filled)."""
+        if isinstance(self.text, str):
+            return self.text
+        return literal_text(source_of(self.text)).replace(DEVICE.value, "{device}")
 
 
 @dataclass(frozen=True, slots=True)

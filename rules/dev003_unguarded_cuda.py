@@ -5,7 +5,7 @@ import libcst as cst
 from devlint.analysis import torch_api
 from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.values import Kind, Value, may_be_placed
-from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
+from devlint.rule import DEVICE, Finding, FixPlan, Replace, Rule
 
 PLACEMENT_KEYWORDS = ("device", "map_location")
 FIXABLE = frozenset({"cuda", "cuda:0"})
@@ -141,11 +141,12 @@ def _to(call: cst.Call) -> FixPlan | None:
         arg.keyword is None or arg.keyword.value == "device" for arg in args
     ):
         return None
-    arguments = ["{device}"] + [
-        literal_text(source_of(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))) for arg in args
-    ]
-    text = f"{literal_text(source_of(func.value))}.to({', '.join(arguments)})"
-    return FixPlan("Use `.to(device)`", (Replace(call, text),))
+    first = cst.Arg(DEVICE, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    moved = call.with_changes(
+        func=func.with_changes(attr=cst.Name("to")),
+        args=[first, *args] if args else [cst.Arg(DEVICE)],
+    )
+    return FixPlan("Use `.to(device)`", (Replace(call, moved),))
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:

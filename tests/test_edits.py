@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from devlint.engine import CheckOptions
 from devlint.fixing import fix_text
 from devlint.layout import layout_problems
-from devlint.rule import all_rules
+from devlint.rule import DEVICE, Replace, all_rules
 
 ALL = CheckOptions(frozenset(all_rules()))
 
@@ -228,3 +230,17 @@ def test_parameters_already_one_a_line_keep_their_place() -> None:
     assert '        device=torch.device(\n            "cuda"\n' in result
     assert "        ),\n):\n" in result
     assert layout_problems(text, result) == []
+
+
+def test_a_typed_replacement_is_written_as_its_code_with_the_device_in_its_slot() -> None:
+    node = cst.parse_expression('x.to(__devlint_device__)["{key}"]')
+    assert Replace(node, node).template == 'x.to({device})["{{key}}"]'
+    assert Replace(node, cst.Call(cst.Name("f"), [cst.Arg(DEVICE)])).template == "f({device})"
+
+
+def test_dev003_builds_its_move_as_a_node() -> None:
+    text = "import torch\n\ndevice = torch.device('cpu')\nx = torch.zeros(1).cuda(\n"
+    text += "    non_blocking=True,\n)\ny = {'a': torch.zeros(1).cuda(0)}\n"
+    result = fixed(text, "DEV003")
+    assert "x = torch.zeros(1).to(\n    device, non_blocking=True,\n)\n" in result
+    assert "y = {'a': torch.zeros(1).to(device)}\n" in result
