@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import run_devlint
 
 from devlint.api import FixMode, lint_path, lint_text
-from devlint.cli import main
 from devlint.engine import CheckOptions
 from devlint.notebooks import read_notebook, rewrite
 from devlint.rule import all_rules
@@ -101,11 +100,53 @@ def test_diff_prints_changed_cells_and_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "nb.ipynb"
     before = notebook("import torch", "md:# Title", "x = torch.zeros(3).cuda()\nprint(x)")
     path.write_bytes(before)
-    result = CliRunner().invoke(main, ["--diff", "--no-cache", str(path)])
-    assert result.exit_code == 1, result.output
+    result = run_devlint("--diff", "--no-cache", str(path), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
     assert path.read_bytes() == before
     diff = result.stdout
     assert f"--- {path}:cell 3\n+++ {path}:cell 3\n" in diff
     assert "-x = torch.zeros(3).cuda()\n+x = torch.zeros(3).to(device)\n print(x)\n" in diff
     assert f"--- {path}:cell 1\n" in diff and ":cell 2" not in diff
     assert '\\"' not in diff and '"cells"' not in diff  # source lines, not the JSON
+
+
+def test_notebook_is_fixed_in_place_with_layout_and_outputs_intact(tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "language": "python",
+        "display_name": "Py",
+    }
+    code = nbformat.v4.new_code_cell
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# Train"),
+        code("!nvidia-smi\nimport torch\nfrom torch import nn"),
+        code("%timeit y = 1\nmodel = nn.Linear(3, 1).cuda()\nx = torch.randn(4, 3).cuda()"),
+        code("%%bash\necho hi"),
+        code("print(model(x).detach().numpy())"),
+    ]
+    notebook.cells[2].outputs = [nbformat.v4.new_output("stream", text="hello\n")]
+    path = tmp_path / "train.ipynb"
+    nbformat.write(notebook, path)
+    before = path.read_text()
+    result = run_devlint("--fix", "--no-cache", "train.ipynb", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    after = nbformat.read(path, as_version=4)
+    nbformat.validate(after)
+    sources = [cell.source for cell in after.cells]
+    assert sources[0] == "# Train" and sources[3] == "%%bash\necho hi"
+    assert (
+        sources[1].startswith("!nvidia-smi\nimport torch\n")
+        and "device = torch.device(" in sources[1]
+    )
+    assert sources[2] == (
+        "%timeit y = 1\nmodel = nn.Linear(3, 1).to(device)\nx = torch.randn(4, 3).to(device)"
+    )
+    assert sources[4] == "print(model(x).detach().cpu().numpy())"
+    assert after.cells[2].outputs == notebook.cells[2].outputs
+    edited = ("cuda()", "numpy", "from torch import nn")  # the last one gains a newline
+    unchanged = [line for line in before.splitlines() if not any(e in line for e in edited)]
+    assert set(unchanged) <= set(path.read_text().splitlines())  # the rest byte for byte
+    assert run_devlint("--fix", "--no-cache", "train.ipynb", cwd=tmp_path).returncode == 0
+    assert nbformat.read(path, as_version=4) == after

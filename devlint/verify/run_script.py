@@ -91,15 +91,13 @@ def _script_frame(error: BaseException, script: Path) -> tuple[str, int]:
 def static_findings(bug: DeviceBug) -> tuple[list[str], list[str]]:
     """``devlint check`` (every rule) on the file of the bug: the diagnostics of its rules at
     the failing line, and elsewhere in the file (where rules that report a cause point)."""
-    from devlint.engine import CheckOptions, check_text
+    from devlint.api import lint_path
+    from devlint.engine import CheckOptions
     from devlint.rule import all_rules
 
-    try:
-        text = Path(bug.path).read_text(encoding="utf-8")
-    except OSError:
-        return [], []
     options = CheckOptions(codes=frozenset(all_rules()))
-    found = [d for d in check_text(text, bug.path, options) if d.code in bug.rules]
+    result = lint_path(Path(bug.path), bug.path, options)  # unreadable: DEV900, not a rule's
+    found = [d for d in result.diagnostics if d.code in bug.rules]
     lines = [
         (d.start.row, f"{d.path}:{d.start.row}:{d.start.column}: {d.code} {d.message}")
         for d in found
