@@ -1,0 +1,57 @@
+"""The shape of the package: no import cycle, no private name used outside its module."""
+
+from __future__ import annotations
+
+import ast
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = {"devlint": ROOT / "devlint", "devlint.rules": ROOT / "rules"}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for prefix, folder in PACKAGES.items():
+        for path in folder.rglob("*.py"):
+            parts = [p for p in path.relative_to(folder).with_suffix("").parts if p != "__init__"]
+            found[".".join([prefix, *parts])] = path
+    return found
+
+
+def imports(path: Path, known: dict[str, Path]) -> list[tuple[str, str]]:
+    """(module, name) for each ``from devlint... import name``, lazy imports included."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known:
+            found += [(node.module, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, "") for alias in node.names if alias.name in known]
+    return found
+
+
+def test_no_import_cycle_between_modules() -> None:
+    known = modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        # `from devlint import engine` depends on devlint.engine, not on devlint/__init__.
+        targets = (
+            f"{module}.{item}" if f"{module}.{item}" in known else module
+            for module, item in imports(path, known)
+        )
+        graph[name] = {target for target in targets if target != name}
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as error:
+        raise AssertionError(f"import cycle: {' -> '.join(error.args[1])}") from None
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    known = modules()
+    private = [
+        f"{name} imports {module}.{item}"
+        for name, path in known.items()
+        for module, item in imports(path, known)
+        if item.startswith("_") and not item.startswith("__") and f"{module}.{item}" not in known
+    ]
+    assert private == []
