@@ -418,6 +418,7 @@ class VirtualDevice:
         if cuda:
             self._patch_cuda(name, current_stream)
         else:
+            self._hide_cuda()
             for attr, value in {
                 "synchronize": self._sync,
                 "empty_cache": lambda: None,
@@ -480,6 +481,22 @@ class VirtualDevice:
         for legacy in LEGACY_TYPES:
             self._set(torch.cuda, legacy, self._legacy_type(getattr(torch, legacy)))
         self._set(torch.backends.cuda, "is_built", lambda: True)
+
+    def _hide_cuda(self) -> None:
+        """A Mac's torch has no CUDA compiled in: a CUDA build's answers would differ."""
+        torch = self.torch
+
+        def no_cuda(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError(NO_CUDA)
+
+        for attr, value in {
+            "is_available": lambda: False,
+            "device_count": lambda: 0,
+            "_lazy_init": no_cuda,
+            "Stream": no_cuda,
+            "Event": no_cuda,
+        }.items():
+            self._set(torch.cuda, attr, value)
 
     def _legacy_type(self, cpu_type: Any) -> type:
         """``torch.cuda.FloatTensor`` & co.: the CPU type's tensor, on the virtual GPU."""

@@ -178,18 +178,16 @@ def test_record_writes_this_run_and_the_report_says_observed(
     monkeypatch.setattr(runner, "PRELOAD", ("torch",))
     root = write_tree(tmp_path / "fixtures")
     target = tmp_path / "record.json"
-    args = ["--fixtures", str(root), "--device", "cpu", "--json", "--record", str(target)]
+    args = ["--fixtures", str(root), "--device", "cpu,cuda", "--json", "--record", str(target)]
     result = CliRunner().invoke(verify, args, catch_exceptions=False)
     assert result.exit_code == 0, result.stdout
     runs = json.loads(result.stdout)["runs"]  # 2 programs and the live fix of bad_numpy.py
     assert result.stderr == f"recorded {len(runs)} outcomes in {target}\n"
-    header = json.loads(target.read_text(encoding="utf-8"))["columns"]["cpu"]
-    assert (header["kind"], header["torch"], header["passed"], header["failed"]) == (
-        REAL,
-        "fake",
-        len(runs),
-        0,
-    )
+    columns = json.loads(target.read_text(encoding="utf-8"))["columns"]
+    assert set(columns) == {"cpu", "cuda (virtual)"}
+    header = columns["cpu"]
+    assert (header["kind"], header["torch"], header["failed"]) == (REAL, "fake", 0)
+    assert header["passed"] + columns["cuda (virtual)"]["passed"] == len(runs)
     assert header["outcomes"]["DEV001/bad_numpy.py"]["declared"] == "ok"
     report = json.loads(result.stdout)["observed"]
     assert report["counts"]["DEV001"]["cpu"][REAL] == 2
@@ -199,4 +197,16 @@ def test_record_writes_this_run_and_the_report_says_observed(
         CONTRADICTED: 0,
         DECLARED: 1,
     }
+    assert report["counts"]["DEV001"]["cuda"][VIRTUAL] == 2
     assert any(line.startswith("cpu [real]: cpu (") for line in report["sources"])
+    # static vs dynamic: the marker of bad_numpy.py, and what the virtual CUDA run showed
+    agreement = json.loads(result.stdout)["agreement"]
+    assert agreement["columns"] == ["cuda (virtual)"]
+    row = agreement["rules"]["DEV001"]
+    assert (row["bad"], row["bad_static_found"], row["good"], row["good_static_quiet"]) == (
+        1,
+        1,
+        1,
+        1,
+    )
+    assert row["cuda (virtual)"] == {"bad_run": 1, "bad_shown": 1, "good_run": 1, "good_clean": 1}
