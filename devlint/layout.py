@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import difflib
 import io
-import re
 import tokenize
 from dataclasses import dataclass
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from devlint.source import LINE_BREAK
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +32,7 @@ class _Row:
 
 def _rows(text: str) -> list[_Row] | None:
     """The physical lines of ``text`` (None if it does not tokenize)."""
-    lines = _LINE_BREAK.split(text)
+    lines = LINE_BREAK.split(text)
     starts = list(range(len(lines)))
     strings: set[int] = set()
     first: int | None = None

@@ -1,4 +1,5 @@
-"""The shape of the package: no import cycle, no private name used outside its module."""
+"""The shape of the package: no import cycle, no private name used outside its module,
+one line splitter."""
 
 from __future__ import annotations
 
@@ -55,3 +56,13 @@ def test_no_private_name_is_imported_from_another_module() -> None:
         if item.startswith("_") and not item.startswith("__") and f"{module}.{item}" not in known
     ]
     assert private == []
+
+
+def test_python_line_breaks_are_spelled_once() -> None:
+    """Splitting text at Python's line breaks is ``source.split_lines`` / ``LINE_BREAK``."""
+    spelled = [
+        name
+        for name, path in modules().items()
+        if r"\r\n|\r|\n" in path.read_text(encoding="utf-8") and name != "devlint.source"
+    ]
+    assert spelled == []
