@@ -12,8 +12,9 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 
 from devlint.cache import DEFAULT_DIRECTORY
 from devlint.config import (
@@ -26,7 +27,7 @@ from devlint.config import (
     target_torch,
 )
 from devlint.diagnostics import Diagnostic, FileResult, FixMode
-from devlint.discovery import discover
+from devlint.discovery import discover, is_excluded
 from devlint.engine import CheckOptions, check_text, unreadable
 from devlint.fixing import fix_text
 from devlint.noqa import warn_invalid
@@ -50,6 +51,7 @@ __all__ = [
     "LintRequest",
     "Overrides",
     "Settings",
+    "files_to_check",
     "fix_fixture",
     "fixture_options",
     "lint",
@@ -76,6 +78,16 @@ class Overrides:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     target_torch: str | None = None  # --target-torch, as given
+    fixable: tuple[str, ...] = ()  # replaces the configured `fixable` when given
+    unfixable: tuple[str, ...] = ()
+    exclude: tuple[str, ...] | None = None  # replaces the configured (and default) excludes
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[str, ...] | None = None  # "GLOB:CODES" entries; replace the file's
+    extend_per_file_ignores: tuple[str, ...] = ()
+    respect_gitignore: bool | None = None
+    force_exclude: bool | None = None
+    ignore_noqa: bool = False
+    docs_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,8 @@ class Settings:
     config: FileConfig
     enabled: frozenset[str]
     target_torch: TorchVersion = DEFAULT_TARGET_TORCH
+    unfixable: frozenset[str] = frozenset()  # codes whose fixes are withheld
+    ignore_noqa: bool = False
 
     @classmethod
     def resolve(
@@ -94,6 +108,7 @@ class Settings:
 
         ``start`` (where linting starts) locates the project's own torch dependency when
         no configuration file does (``target-torch``)."""
+        config = _overridden(config, overrides)
         rules = all_rules()
         select = _split(overrides.select) if overrides.select else config.select
         enabled = resolve_codes(
@@ -105,7 +120,21 @@ class Settings:
         )
         for ignored in config.per_file_ignores.values():
             check_codes(ignored, list(rules), "per-file-ignores")
-        return cls(config, enabled, _target_torch(overrides.target_torch, config, start))
+        fixable = resolve_codes(  # as in ruff: every rule is fixable unless said otherwise
+            _fixable_selection(overrides, config),
+            (),
+            tuple(config.unfixable) + _split(overrides.unfixable),
+            known=list(rules),
+            default_on=list(rules),
+            labels=("fixable", "", "unfixable"),
+        )
+        return cls(
+            config,
+            enabled,
+            _target_torch(overrides.target_torch, config, start),
+            frozenset(rules) - fixable,
+            overrides.ignore_noqa,
+        )
 
     def options_for(self, path: Path) -> CheckOptions:
         """What to check in ``path`` (per-file ignores applied)."""
@@ -115,9 +144,47 @@ class Settings:
             codes,
             config.guard_functions,
             config.accelerator_api,
+            ignore_noqa=self.ignore_noqa,
+            unfixable=self.unfixable & codes,
             line_length=config.line_length,
             target_torch=self.target_torch,
         )
+
+    def excludes(self, path: Path) -> bool:
+        """Whether ``force-exclude`` keeps ``path`` (named on the command line) unchecked."""
+        config = self.config
+        return config.force_exclude and is_excluded(
+            path, config.root, config.exclude, config.extend_exclude
+        )
+
+
+def _overridden(config: FileConfig, overrides: Overrides) -> FileConfig:
+    """``config`` with the command line's discovery settings and per-file-ignores."""
+    ignores = dict(config.per_file_ignores) if overrides.per_file_ignores is None else {}
+    for entry in (*(overrides.per_file_ignores or ()), *overrides.extend_per_file_ignores):
+        glob, _, codes = entry.rpartition(":")
+        if not glob.strip() or not codes.strip():
+            raise UsageError(f"expected GLOB:CODES in --per-file-ignores, got {entry!r}")
+        ignores[glob.strip()] = _split([codes])
+    return replace(
+        config,
+        per_file_ignores=MappingProxyType(ignores),
+        exclude=config.exclude if overrides.exclude is None else _split(overrides.exclude),
+        extend_exclude=(*config.extend_exclude, *_split(overrides.extend_exclude)),
+        respect_gitignore=_given(overrides.respect_gitignore, config.respect_gitignore),
+        force_exclude=_given(overrides.force_exclude, config.force_exclude),
+        docs_url=overrides.docs_url or config.docs_url,
+    )
+
+
+def _fixable_selection(overrides: Overrides, config: FileConfig) -> tuple[str, ...]:
+    if overrides.fixable:
+        return _split(overrides.fixable)
+    return ("ALL",) if config.fixable is None else config.fixable
+
+
+def _given(value: bool | None, default: bool) -> bool:
+    return default if value is None else value
 
 
 def load_settings(
@@ -273,6 +340,7 @@ class LintRequest:
     use_cache: bool = True
     cache_dir: Path | None = None
     show_progress: bool = False
+    isolated: bool = False  # no configuration file at all (ruff's --isolated)
 
 
 @dataclass
@@ -285,6 +353,8 @@ class LintOutcome:
     diffs: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # files that could not be written
     fixed_stdin: bytes | None = None  # fixing stdin: the fixed source, for stdout
+    cache_hits: int = 0  # files whose result came from the cache
+    stdin: bytes | None = None  # what was read from stdin (the report quotes its lines)
 
     @property
     def applied(self) -> Counter[str]:
@@ -298,6 +368,7 @@ class LintOutcome:
             self.diffs.append(result.diff)
         if result.error:
             self.problems.append(result.error)
+        self.cache_hits += result.cached
 
 
 def request_settings(request: LintRequest) -> Settings:
@@ -308,6 +379,10 @@ def request_settings(request: LintRequest) -> Settings:
         start = Path(request.stdin_filename).parent
     elif not reads_stdin and paths:
         start = paths[0] if paths[0].is_dir() else paths[0].parent
+    if request.isolated:
+        if request.config_file is not None:
+            raise UsageError("--isolated cannot be combined with --config")
+        return load_settings(None, request.overrides)
     config_file = request.config_file or find_config(start.resolve())
     return load_settings(config_file, request.overrides, start.resolve())
 
@@ -320,12 +395,7 @@ def lint(request: LintRequest, settings: Settings | None = None) -> LintOutcome:
             raise UsageError("`-` (stdin) cannot be combined with other paths")
         return _lint_stdin(request, settings)
     config = settings.config
-    files = discover(
-        list(request.paths) or [Path(".")],
-        root=config.root,
-        exclude=config.exclude,
-        extend_exclude=config.extend_exclude,
-    )
+    files = files_to_check(request, settings)
     cache_dir = None
     if request.use_cache:
         cache_dir = request.cache_dir or config.cache_dir or config.root / DEFAULT_DIRECTORY
@@ -343,12 +413,29 @@ def lint(request: LintRequest, settings: Settings | None = None) -> LintOutcome:
     return outcome
 
 
+def files_to_check(request: LintRequest, settings: Settings) -> list[Path]:
+    """The files ``request`` names, after excludes and ``.gitignore`` (not stdin)."""
+    config = settings.config
+    return discover(
+        list(request.paths) or [Path(".")],
+        root=config.root,
+        exclude=config.exclude,
+        extend_exclude=config.extend_exclude,
+        respect_gitignore=config.respect_gitignore,
+        force_exclude=config.force_exclude,
+    )
+
+
 def _lint_stdin(request: LintRequest, settings: Settings) -> LintOutcome:
     display = request.stdin_filename or "-"
     options = settings.options_for(Path(display))
     data = sys.stdin.buffer.read()
+    if request.stdin_filename and settings.excludes(Path(display)):
+        excluded = LintOutcome([], 0)  # as ruff does: nothing to report, the input unchanged
+        excluded.fixed_stdin = data if request.fix is not None and request.fix.write else None
+        return excluded
     result = lint_text(data, display, options, request.fix)
-    outcome = LintOutcome([], 1)
+    outcome = LintOutcome([], 1, stdin=data)
     outcome.add(display, result)
     if request.fix is not None and request.fix.write:
         outcome.fixed_stdin = data if result.fixed is None else result.fixed

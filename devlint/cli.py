@@ -4,25 +4,50 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import json
 import logging
 import os
 import sys
+import time
 import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, TextIO
 
 import click
 
 from devlint import __version__
-from devlint.api import FixMode, LintOutcome, LintRequest, Overrides, UsageError, lint
-from devlint.config import ConfigError, find_config, load_config
+from devlint.api import (
+    FixMode,
+    LintOutcome,
+    LintRequest,
+    Overrides,
+    Settings,
+    UsageError,
+    files_to_check,
+    lint,
+    request_settings,
+)
+from devlint.config import ConfigError
 from devlint.diagnostics import Diagnostic
 from devlint.discovery import DiscoveryError
-from devlint.docs import DEFAULT_DOCS_URL, DOC_FORMATS, rule_markdown, rule_url, write_docs
+from devlint.docs import DEFAULT_DOCS_URL
 from devlint.noqa import add_noqa as add_noqa_directives
-from devlint.report import FORMATS, STATISTICS_FORMATS, ReportOptions, RuleInfo, render
-from devlint.rule import Rule, all_rules
+from devlint.report import (
+    DEFAULT_FORMAT,
+    FORMATS,
+    STATISTICS_FORMATS,
+    TEXT_FORMATS,
+    ReportOptions,
+    RuleInfo,
+    render,
+)
+from devlint.rule import all_rules
+from devlint.runner import default_jobs
+from devlint.source import UnreadableSource, decode
+
+LOGGER = logging.getLogger("devlint")
 
 
 class UserError(Exception):
@@ -36,6 +61,9 @@ class DefaultGroup(click.Group):
         "verify": "devlint.verify.command",
         "run": "devlint.verify.run_script",
         "server": "devlint.server",
+        "rules": "devlint.rule_commands",
+        "rule": "devlint.rule_commands",
+        "docs": "devlint.rule_commands",
     }
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -77,154 +105,354 @@ def _codes_option(name: str, help_text: str) -> Any:
     return click.option(name, metavar="CODES", multiple=True, help=help_text)
 
 
+def _patterns_option(name: str, help_text: str) -> Any:
+    return click.option(name, metavar="PATTERNS", multiple=True, help=help_text)
+
+
+def _switch(name: str, help_text: str) -> Any:
+    """``--name/--no-name``: None when neither is given (the configuration decides)."""
+    return click.option(f"--{name}/--no-{name}", default=None, help=help_text)
+
+
+_CHECK_OPTIONS = [
+    click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True)),
+    _codes_option(
+        "--select",
+        "Rule codes or prefixes to enable (replaces the configured set); ALL for every rule.",
+    ),
+    _codes_option("--extend-select", "Rule codes or prefixes to enable on top of the selection."),
+    _codes_option("--ignore", "Rule codes or prefixes to disable."),
+    _codes_option("--fixable", "Rule codes or prefixes whose fixes may be applied (default: ALL)."),
+    _codes_option("--unfixable", "Rule codes or prefixes whose fixes are never applied."),
+    click.option(
+        "--per-file-ignores",
+        metavar="GLOB:CODES",
+        multiple=True,
+        help="Ignore CODES in files matching GLOB (replaces the configured table).",
+    ),
+    click.option(
+        "--extend-per-file-ignores",
+        metavar="GLOB:CODES",
+        multiple=True,
+        help="Like --per-file-ignores, on top of the configured table.",
+    ),
+    _patterns_option("--exclude", "Paths to skip (replaces the configured and default ones)."),
+    _patterns_option("--extend-exclude", "Paths to skip on top of the excluded ones."),
+    _switch("force-exclude", "Apply the excludes to paths named on the command line too."),
+    _switch("respect-gitignore", "Skip what .gitignore files ignore (default: on)."),
+    click.option(
+        "--output-format",
+        type=click.Choice(FORMATS),
+        envvar="DEVLINT_OUTPUT_FORMAT",
+        help=f"How to print the diagnostics (default: {DEFAULT_FORMAT}; `text` = `concise`).",
+    ),
+    click.option(
+        "-o",
+        "--output-file",
+        type=click.Path(path_type=Path, dir_okay=False, writable=True),
+        help="Write the report to this file instead of stdout.",
+    ),
+    click.option("--statistics", is_flag=True, help="Show counts per rule instead of each one."),
+    click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics are found."),
+    click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
+    click.option(
+        "--cache-dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        help="Where to keep the result cache (default: .devlint_cache in the project root).",
+    ),
+    click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker processes (default: one per core).",
+    ),
+    click.option(
+        "--config",
+        "config_file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Use this pyproject.toml or devlint.toml.",
+    ),
+    click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
+    click.option(
+        "--target-torch",
+        metavar="VERSION",
+        help="The oldest torch the code supports, e.g. 2.6 (default: the project's torch>= "
+        "dependency).",
+    ),
+    click.option("--stdin-filename", help="The name to report for source read from stdin (`-`)."),
+    click.option(
+        "--docs-url", help="Address of the rule pages: a base URL or a {code}/{name} template."
+    ),
+    click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary."),
+    click.option(
+        "--color/--no-color", default=None, help="Colour the output (default: when a terminal)."
+    ),
+    click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        help="Say which settings apply, how many files were checked (and cached), and how long "
+        "it took; show tracebacks for internal errors.",
+    ),
+    click.option(
+        "--fix", is_flag=True, help="Apply the safe fixes (unsafe ones too with --unsafe-fixes)."
+    ),
+    click.option(
+        "--unsafe-fixes", is_flag=True, help="Also apply (or count as fixable) unsafe fixes."
+    ),
+    click.option(
+        "--fix-only", is_flag=True, help="Apply fixes, and report nothing about what is left."
+    ),
+    click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing."),
+    click.option("--show-fixes", is_flag=True, help="List the fixes applied (or available)."),
+    click.option(
+        "--exit-non-zero-on-fix", is_flag=True, help="Exit with 1 when a fix was applied, too."
+    ),
+    click.option(
+        "--ignore-noqa", is_flag=True, help="Report what `# noqa` comments would silence."
+    ),
+    click.option(
+        "--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a diagnostic."
+    ),
+    click.option(
+        "--show-files", is_flag=True, help="List the files that would be checked, and stop."
+    ),
+    click.option("--show-settings", is_flag=True, help="Print the settings that apply, and stop."),
+    click.option(
+        "--watch", is_flag=True, help="Check again whenever a file changes (Ctrl-C stops)."
+    ),
+]
+
+
+@dataclass(frozen=True)
+class CheckFlags:
+    """The options of ``check`` as click parses them (one field per option)."""
+
+    paths: tuple[Path, ...]
+    select: tuple[str, ...]
+    extend_select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    fixable: tuple[str, ...]
+    unfixable: tuple[str, ...]
+    per_file_ignores: tuple[str, ...]
+    extend_per_file_ignores: tuple[str, ...]
+    exclude: tuple[str, ...]
+    extend_exclude: tuple[str, ...]
+    force_exclude: bool | None
+    respect_gitignore: bool | None
+    output_format: str | None
+    output_file: Path | None
+    statistics: bool
+    exit_zero: bool
+    no_cache: bool
+    cache_dir: Path | None
+    jobs: int | None
+    config_file: Path | None
+    isolated: bool
+    target_torch: str | None
+    stdin_filename: str | None
+    docs_url: str | None
+    quiet: bool
+    color: bool | None
+    verbose: bool
+    fix: bool
+    unsafe_fixes: bool
+    fix_only: bool
+    diff: bool
+    show_fixes: bool
+    exit_non_zero_on_fix: bool
+    ignore_noqa: bool
+    add_noqa: bool
+    show_files: bool
+    show_settings: bool
+    watch: bool
+
+    @property
+    def fix_mode(self) -> FixMode | None:
+        if self.fix or self.fix_only or self.diff:
+            return FixMode(unsafe=self.unsafe_fixes, write=not self.diff)
+        return None
+
+    def request(self) -> LintRequest:
+        overrides = Overrides(
+            self.select,
+            self.extend_select,
+            self.ignore,
+            fixable=self.fixable,
+            unfixable=self.unfixable,
+            exclude=self.exclude or None,
+            extend_exclude=self.extend_exclude,
+            per_file_ignores=self.per_file_ignores or None,
+            extend_per_file_ignores=self.extend_per_file_ignores,
+            respect_gitignore=self.respect_gitignore,
+            force_exclude=self.force_exclude,
+            ignore_noqa=self.ignore_noqa,
+            docs_url=self.docs_url,
+            target_torch=self.target_torch,
+        )
+        return LintRequest(
+            self.paths,
+            self.config_file,
+            overrides,
+            fix=self.fix_mode,
+            stdin_filename=self.stdin_filename,
+            jobs=self.jobs,
+            use_cache=not self.no_cache,
+            cache_dir=self.cache_dir,
+            show_progress=sys.stderr.isatty() and not self.quiet and not self.watch,
+            isolated=self.isolated,
+        )
+
+
+def _with_options(command: Callable[..., None]) -> Callable[..., None]:
+    for option in reversed(_CHECK_OPTIONS):
+        command = option(command)
+    return command
+
+
 @main.command("check")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
-@_codes_option(
-    "--select",
-    "Rule codes or prefixes to enable (replaces the configured set); ALL for every rule.",
-)
-@_codes_option("--extend-select", "Rule codes or prefixes to enable on top of the selection.")
-@_codes_option("--ignore", "Rule codes or prefixes to disable.")
-@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--statistics", is_flag=True, help="Show counts per rule instead of each diagnostic.")
-@click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics are found.")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Where to keep the result cache (default: .devlint_cache in the project root).",
-)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Worker processes (default: one per core).",
-)
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Use this pyproject.toml or devlint.toml.",
-)
-@click.option(
-    "--target-torch",
-    metavar="VERSION",
-    help="The oldest torch the code supports, e.g. 2.6 (default: the project's torch>= dependency).",
-)
-@click.option("--stdin-filename", help="The name to report for source read from stdin (`-`).")
-@click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary.")
-@click.option(
-    "--color/--no-color", default=None, help="Colour the output (default: when a terminal)."
-)
-@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
-@click.option(
-    "--fix", is_flag=True, help="Apply the safe fixes (and unsafe ones with --unsafe-fixes)."
-)
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply (or count as fixable) unsafe fixes.")
-@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
-@click.option("--show-fixes", is_flag=True, help="List the fixes applied (or available).")
-@click.option(
-    "--exit-non-zero-on-fix", is_flag=True, help="Exit with 1 when a fix was applied, too."
-)
-@click.option(
-    "--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a diagnostic."
-)
-def check(
-    paths: tuple[Path, ...],
-    select: tuple[str, ...],
-    extend_select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    output_format: str,
-    statistics: bool,
-    exit_zero: bool,
-    no_cache: bool,
-    cache_dir: Path | None,
-    jobs: int | None,
-    config_file: Path | None,
-    target_torch: str | None,
-    stdin_filename: str | None,
-    quiet: bool,
-    color: bool | None,
-    verbose: bool,
-    fix: bool,
-    unsafe_fixes: bool,
-    diff: bool,
-    show_fixes: bool,
-    exit_non_zero_on_fix: bool,
-    add_noqa: bool,
-) -> None:
+@_with_options
+def check(**options: Any) -> None:
     """Check PATHS (default: the current directory; `-` reads stdin)."""
-    fix_mode = FixMode(unsafe=unsafe_fixes, write=not diff) if fix or diff else None
-    _log_warnings(quiet)
-    request = LintRequest(
-        paths,
-        config_file,
-        Overrides(select, extend_select, ignore, target_torch),
-        fix=fix_mode,
-        stdin_filename=stdin_filename,
-        jobs=jobs,
-        use_cache=not no_cache,
-        cache_dir=cache_dir,
-        show_progress=sys.stderr.isatty() and not quiet,
-    )
+    flags = CheckFlags(**options)
+    _log_setup(flags.quiet, flags.verbose)
+    with _errors(flags.verbose):
+        _refuse_conflicts(flags)
+        request = flags.request()
+        settings = request_settings(request)
+        if flags.show_settings:
+            _show_settings(settings, flags)
+        if flags.show_files:
+            for path in files_to_check(request, settings):
+                click.echo(str(path))
+            sys.exit(0)
+        if flags.watch:
+            _watch(flags, request)
+        outcome = _lint(request, settings)
+    sys.exit(_report(flags, settings, outcome))
+
+
+def _refuse_conflicts(flags: CheckFlags) -> None:
+    reads_stdin = Path("-") in flags.paths
+    if flags.add_noqa and reads_stdin:
+        raise UserError("--add-noqa cannot change stdin; give file paths")
+    if flags.add_noqa and flags.fix_mode:
+        raise UserError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+    if flags.watch and (reads_stdin or flags.diff or flags.add_noqa):
+        raise UserError("--watch cannot be combined with stdin, --diff or --add-noqa")
+    if flags.statistics and flags.output_format not in (None, *STATISTICS_FORMATS):
+        formats = ", ".join(STATISTICS_FORMATS)
+        raise UserError(f"--statistics cannot be written as {flags.output_format} (use {formats})")
+
+
+@contextmanager
+def _errors(verbose: bool) -> Iterator[None]:
+    """Problems with the input: one line and exit 2; a devlint bug: the same, or a traceback."""
     try:
-        if statistics and output_format not in STATISTICS_FORMATS:
-            formats = ", ".join(STATISTICS_FORMATS)
-            raise UserError(f"--statistics cannot be written as {output_format} (use {formats})")
-        if add_noqa and Path("-") in paths:
-            raise UserError("--add-noqa cannot change stdin; give file paths")
-        if add_noqa and fix_mode:
-            raise UserError("--add-noqa cannot be combined with --fix or --diff")
-        outcome = lint(request)
+        yield
     except (UserError, UsageError, ConfigError, DiscoveryError) as error:
         _fail(str(error))
     except Exception as error:  # a bug in devlint: one line, the traceback on request
         if verbose:
             traceback.print_exc()
         _fail(f"internal error: {type(error).__name__}: {error} (run with --verbose for details)")
+
+
+def _lint(request: LintRequest, settings: Settings) -> LintOutcome:
+    """``api.lint``, with what ``--verbose`` says about it."""
+    where = settings.config.path
+    LOGGER.info(f"settings: {where if where is not None else 'no configuration file (defaults)'}")
+    started = time.perf_counter()
+    outcome = lint(request, settings)
+    seconds = time.perf_counter() - started
+    noun = "file" if outcome.files_checked == 1 else "files"
+    jobs = request.jobs or default_jobs()
+    LOGGER.info(
+        f"checked {outcome.files_checked} {noun} in {seconds:.2f} s "
+        f"({outcome.cache_hits} from the cache, {jobs} worker processes at most)"
+    )
+    return outcome
+
+
+def _report(flags: CheckFlags, settings: Settings, outcome: LintOutcome) -> int:
+    """Print what ``outcome`` holds as the flags ask; the exit code."""
     found, fixed = outcome.diagnostics, sum(outcome.applied.values())
-    if outcome.files_checked == 0 and not quiet:  # e.g. a folder of binaries: say so
+    if outcome.files_checked == 0 and not flags.quiet and not outcome.fixed_stdin:
         click.echo("warning: no Python files found under the given paths", err=True)
-    if add_noqa:
-        _add_noqa(found, exit_zero)
+    if flags.add_noqa:
+        return _add_noqa(found, flags.exit_zero)
     for problem in outcome.problems:
         click.echo(f"error: {problem}", err=True)
-    if diff:
-        _print_diff(outcome, exit_zero, quiet)
-    use_color = (
-        color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    )
-    options = ReportOptions(
-        rules=_rule_infos(),
-        color=use_color,
-        statistics=statistics,
-        show_fixes=show_fixes,
-        quiet=quiet,
-        unsafe_fixes=unsafe_fixes,
-        files_checked=outcome.files_checked,
-        cwd=Path.cwd(),
-        fixed=outcome.applied_per_file if fix_mode else None,
-        docs_url=DEFAULT_DOCS_URL,
-    )
-    out = sys.stderr if outcome.fixed_stdin is not None else sys.stdout
+    if flags.diff:
+        return _print_diff(outcome, flags.exit_zero, flags.quiet)
     if outcome.fixed_stdin is not None:
         sys.stdout.flush()
         sys.stdout.buffer.write(outcome.fixed_stdin)
         sys.stdout.buffer.flush()
-    render(output_format, found, out, options)
-    failed = bool(found) or bool(outcome.problems) or (exit_non_zero_on_fix and fixed > 0)
-    sys.exit(1 if failed and not exit_zero else 0)
+    fmt = flags.output_format or settings.config.output_format or DEFAULT_FORMAT
+    with _output(flags, to_stderr=outcome.fixed_stdin is not None) as (out, color):
+        options = ReportOptions(
+            rules=_rule_infos(),
+            color=color,
+            statistics=flags.statistics,
+            show_fixes=flags.show_fixes,
+            quiet=flags.quiet,
+            unsafe_fixes=flags.unsafe_fixes,
+            files_checked=outcome.files_checked,
+            cwd=Path.cwd(),
+            fixed=outcome.applied_per_file if flags.fix_mode else None,
+            docs_url=settings.config.docs_url or DEFAULT_DOCS_URL,
+            sources=_stdin_source(flags, outcome),
+        )
+        if flags.fix_only:
+            if fmt in TEXT_FORMATS and not flags.quiet:
+                from devlint.report.text_format import fix_only_lines
+
+                out.writelines(line + "\n" for line in fix_only_lines(found, options))
+            return 1 if outcome.problems or (flags.exit_non_zero_on_fix and fixed) else 0
+        render(fmt, found, out, options)
+    failed = bool(found) or bool(outcome.problems) or (flags.exit_non_zero_on_fix and fixed > 0)
+    return 1 if failed and not flags.exit_zero else 0
 
 
-def _print_diff(outcome: LintOutcome, exit_zero: bool, quiet: bool) -> NoReturn:
-    """``--diff``: the diff on stdout, a summary on stderr; exit 1 when there is something to fix."""
+def _stdin_source(flags: CheckFlags, outcome: LintOutcome) -> dict[str, str]:
+    """The Python source read from stdin, by the name it is reported under."""
+    display = flags.stdin_filename or "-"
+    if outcome.stdin is None or display.endswith(".ipynb"):
+        return {}
+    try:
+        return {display: decode(outcome.stdin).text}
+    except UnreadableSource:  # reported as DEV900, with no line to show
+        return {}
+
+
+@contextmanager
+def _output(flags: CheckFlags, to_stderr: bool) -> Iterator[tuple[TextIO, bool]]:
+    """Where the report goes (``-o FILE``, stderr under stdin fixing, else stdout) and
+    whether it is coloured."""
+    if flags.output_file is not None:
+        try:
+            with open(flags.output_file, "w", encoding="utf-8") as out:
+                yield out, bool(flags.color)
+        except OSError as error:
+            _fail(f"cannot write {flags.output_file}: {error.strerror or error}")
+        return
+    stream = sys.stderr if to_stderr else sys.stdout
+    color = flags.color
+    if color is None:
+        color = stream.isatty() and "NO_COLOR" not in os.environ
+    yield stream, color
+
+
+def _print_diff(outcome: LintOutcome, exit_zero: bool, quiet: bool) -> int:
+    """``--diff``: the diff on stdout, a summary on stderr; 1 when there is something to fix."""
     sys.stdout.write("".join(outcome.diffs))
     count = sum(outcome.applied.values())
     if not quiet:
         noun = "error" if count == 1 else "errors"
         click.echo(f"Would fix {count} {noun}." if count else "No errors would be fixed.", err=True)
-    sys.exit(1 if (count or outcome.problems) and not exit_zero else 0)
+    return 1 if (count or outcome.problems) and not exit_zero else 0
 
 
 def _rule_infos() -> dict[str, RuleInfo]:
@@ -234,120 +462,53 @@ def _rule_infos() -> dict[str, RuleInfo]:
     }
 
 
-def _add_noqa(found: list[Diagnostic], exit_zero: bool) -> NoReturn:
+def _add_noqa(found: list[Diagnostic], exit_zero: bool) -> int:
     result = add_noqa_directives(found)
     for problem in result.problems:
         click.echo(problem, err=True)
     noun = "directive" if result.added == 1 else "directives"
     click.echo(f"Added {result.added} noqa {noun}.", err=True)
-    sys.exit(1 if result.not_added and not exit_zero else 0)
+    return 1 if result.not_added and not exit_zero else 0
 
 
-def _log_warnings(quiet: bool) -> None:
-    """devlint's warnings (e.g. an invalid `# noqa`) go to stderr as `warning: ...` lines."""
-    logger = logging.getLogger("devlint")
+def _show_settings(settings: Settings, flags: CheckFlags) -> NoReturn:
+    """``--show-settings``: the resolved settings, as ``key = value`` lines (TOML values)."""
+    from devlint.settings_view import settings_lines
+
+    first = next((path for path in flags.paths if path != Path("-")), Path("."))
+    fmt = flags.output_format or settings.config.output_format or DEFAULT_FORMAT
+    for line in settings_lines(settings, first, fmt):
+        click.echo(line)
+    sys.exit(0)
+
+
+def _watch(flags: CheckFlags, request: LintRequest) -> NoReturn:
+    """``--watch``: check, then check again whenever a checked file (or the config) changes."""
+    from devlint.watch import watch
+
+    def run() -> list[Path]:
+        with _errors(flags.verbose):
+            settings = request_settings(request)
+            outcome = _lint(request, settings)
+            _report(flags, settings, outcome)
+            watched = files_to_check(request, settings)
+            return [*watched, *([settings.config.path] if settings.config.path else [])]
+
+    watch(run, lambda text: click.echo(text, err=True))
+
+
+def _log_setup(quiet: bool, verbose: bool) -> None:
+    """devlint's log lines go to stderr: `warning: ...` (an invalid `# noqa`), and with
+    ``--verbose`` `info: ...`; ``--quiet`` keeps them all back."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
-    logger.handlers = [handler]
-    logger.propagate = False
-    logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+    LOGGER.handlers = [handler]
+    LOGGER.propagate = False
+    LOGGER.setLevel(logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING)
     logging.addLevelName(logging.WARNING, "warning")
+    logging.addLevelName(logging.INFO, "info")
 
 
 def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
-
-
-@main.command("rules")
-@click.option(
-    "--output-format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="A table, or JSON objects (code, name, summary, default, fix, url, explanation).",
-)
-def list_rules(output_format: str) -> None:
-    """List every rule: code, name, default on/off, fix."""
-    rules = all_rules()
-    if output_format == "json":
-        template = _docs_url_of_cwd()
-        click.echo(json.dumps([_rule_json(rule, template) for rule in rules.values()], indent=2))
-        return
-    width = max(len(rule.name) for rule in rules.values())
-    click.echo(f"{'code':<7} {'name':<{width}} {'default':<8} {'fix':<7} summary")
-    for code, rule in rules.items():
-        default = "on" if rule.default else "off"
-        fix = rule.fix or "-"
-        click.echo(f"{code:<7} {rule.name:<{width}} {default:<8} {fix:<7} {rule.summary}")
-
-
-@main.command("rule")
-@click.argument("code")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
-def show_rule(code: str, output_format: str) -> None:
-    """Show the documentation of one rule (by code or name)."""
-    rules = all_rules()
-    wanted = code.upper()
-    match = rules.get(wanted) or next((r for r in rules.values() if r.name == code), None)
-    if match is None:
-        _fail(f"unknown rule: {code} (see `devlint rules`)")
-    if output_format == "json":
-        click.echo(json.dumps(_rule_json(match, _docs_url_of_cwd()), indent=2))
-        return
-    click.echo(rule_markdown(match).rstrip("\n"))
-    from devlint.verify.observed import rule_lines  # the runtime record; no torch
-
-    observed = rule_lines(match.code)
-    if observed:
-        click.echo("\n" + "\n".join(observed))
-
-
-def _rule_json(rule: type[Rule], docs_url: str) -> dict[str, Any]:
-    return {
-        "code": rule.code,
-        "name": rule.name,
-        "summary": rule.summary,
-        "default": rule.default,
-        "fix": rule.fix,
-        "url": rule_url(docs_url, rule.code, rule.name),
-        "explanation": rule.documentation(),
-    }
-
-
-def _docs_url_of_cwd() -> str:
-    """The ``docs-url`` of the configuration that applies here, or the default."""
-    try:
-        return load_config(find_config(Path.cwd())).docs_url or DEFAULT_DOCS_URL
-    except ConfigError as error:
-        _fail(str(error))
-
-
-@main.command("docs")
-@click.option(
-    "-o",
-    "--output",
-    "directory",
-    type=click.Path(path_type=Path, file_okay=False),
-    required=True,
-    help="The directory to write the pages into (created when missing).",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(DOC_FORMATS),
-    default="html",
-    show_default=True,
-    help="Static HTML pages, or Markdown (as in the repository's docs/rules/).",
-)
-def write_docs_command(directory: Path, fmt: str) -> None:
-    """Write one page per rule, and an index, from the rules' documentation.
-
-    The pages are named after the rules (`unused-noqa.html`): serve DIR anywhere and
-    set `docs-url` to its address so that diagnostics link to it.
-    """
-    try:
-        written = write_docs(directory, all_rules(), fmt)
-    except OSError as error:
-        _fail(f"cannot write the docs into {directory}: {error.strerror or error}")
-    click.echo(f"Wrote {len(written)} pages to {directory}.", err=True)

@@ -75,3 +75,4 @@ class FileResult:
     diff: str = ""
     error: str | None = None  # the fixed file could not be written
     fixed: bytes | None = None  # the fixed content (None: nothing was fixed)
+    cached: bool = False  # read from the result cache, not checked in this run

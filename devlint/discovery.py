@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pathspec
 
-__all__ = ["DEFAULT_EXCLUDES", "SUFFIXES", "DiscoveryError", "discover"]
+__all__ = ["DEFAULT_EXCLUDES", "SUFFIXES", "DiscoveryError", "discover", "is_excluded"]
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "build", "dist", "__pycache__",
@@ -297,6 +297,20 @@ def discover(
                 seen.add(key)
                 result.append(file)
     return result
+
+
+def is_excluded(
+    path: Path,
+    root: Path,
+    exclude: Sequence[str] | None = None,
+    extend_exclude: Sequence[str] = (),
+) -> bool:
+    """Whether the exclude patterns (as for ``discover``) cover ``path`` or a directory
+    it lies in: what ``force_exclude`` skips."""
+    excludes = _Excludes.build(
+        [*(DEFAULT_EXCLUDES if exclude is None else exclude), *extend_exclude]
+    )
+    return _named_path_excluded(path, os.path.abspath(root), excludes)
 
 
 def _named_path_excluded(path: Path, root_abs: str, excludes: _Excludes) -> bool:

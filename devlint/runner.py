@@ -117,7 +117,7 @@ def _load(task: FileTask, cache_key: str | None) -> FileResult | None:
     if task.cache_dir is None or cache_key is None:
         return None
     found = ResultCache(task.cache_dir).load(cache_key)
-    return None if found is None else FileResult(found)
+    return None if found is None else FileResult(found, cached=True)
 
 
 def _size(task: FileTask) -> int:

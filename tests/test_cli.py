@@ -30,10 +30,24 @@ def project(tmp_path: Path) -> Path:
 def test_path_without_subcommand_reports_and_exits_1(project: Path) -> None:
     result = devlint("src/", cwd=project)
     assert result.returncode == 1, result.stderr
-    assert result.stdout.splitlines() == [
+    assert result.stdout.splitlines() == [  # the full format is the default, as in ruff
+        "DEV003 [*] `.cuda()` without a CUDA availability check",
+        " --> src/bug.py:2:9",
+        "  |",
+        "1 | import torch",
+        "2 | model = torch.nn.Linear(2, 2).cuda()",
+        "  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        "  |",
+        "help: Use `.to(device)`",
+        "",
+        "Found 1 error (1 fixable with --fix).",
+    ]
+    concise = devlint("src/", "--output-format", "concise", cwd=project).stdout.splitlines()
+    assert concise == [
         "src/bug.py:2:9: DEV003 [*] `.cuda()` without a CUDA availability check",
         "Found 1 error (1 fixable with --fix).",
     ]
+    assert devlint("src/", "--output-format", "text", cwd=project).stdout.splitlines() == concise
 
 
 def test_the_installed_script_runs(project: Path) -> None:
@@ -74,7 +88,7 @@ def test_clean_file_exits_0(project: Path) -> None:
 
 
 def test_exit_zero_and_quiet(project: Path) -> None:
-    result = devlint("src", "--exit-zero", "-q", cwd=project)
+    result = devlint("src", "--exit-zero", "-q", "--output-format", "concise", cwd=project)
     assert result.returncode == 0
     assert result.stdout.splitlines() == [
         "src/bug.py:2:9: DEV003 [*] `.cuda()` without a CUDA availability check"
@@ -114,9 +128,16 @@ def test_unknown_config_key_names_it(project: Path) -> None:
 
 
 def test_stdin_with_filename(project: Path) -> None:
+    (project / "pipe.py").write_text("# not what stdin holds\n")
     result = devlint("-", "--stdin-filename", "pipe.py", cwd=project, stdin=BUG)
     assert result.returncode == 1
-    assert result.stdout.startswith("pipe.py:2:9: DEV003")
+    assert result.stdout.splitlines()[1:6] == [
+        " --> pipe.py:2:9",
+        "  |",
+        "1 | import torch",  # the lines quoted are stdin's, not the file's of that name
+        "2 | model = torch.nn.Linear(2, 2).cuda()",
+        "  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    ]
 
 
 def test_json_output_has_ruff_keys(project: Path) -> None:

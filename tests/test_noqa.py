@@ -297,7 +297,10 @@ def test_add_noqa_merges_keeps_comments_and_is_idempotent(tmp_path: Path) -> Non
     assert second.stderr.splitlines()[-1] == "Added 0 noqa directives."
     assert path.read_bytes() == before
     assert [
-        line.split(":")[1] for line in devlint("-q", "train.py", cwd=tmp_path).stdout.splitlines()
+        line.split(":")[1]
+        for line in devlint(
+            "-q", "--output-format", "concise", "train.py", cwd=tmp_path
+        ).stdout.splitlines()
     ] == ["5"]
 
 

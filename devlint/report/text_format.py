@@ -106,6 +106,21 @@ def summary_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> 
     return lines
 
 
+def fix_only_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
+    """``--fix-only``: how many fixes were applied (and are left to ``--unsafe-fixes``)."""
+    fixed = sum(sum(codes.values()) for codes in (options.fixed or {}).values())
+    hidden_count = sum(1 for d in diagnostics if hidden(d, options))
+    lines = []
+    if fixed:
+        lines.append(f"Fixed {_plural(fixed, 'error')}.")
+    if hidden_count:
+        more = _plural(hidden_count, "fix")
+        lines.append(f"({more} available with `--unsafe-fixes`).")
+    if options.show_fixes:
+        lines.extend(applied_lines(options))
+    return lines
+
+
 def fix_lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
     """The ``--show-fixes`` listing: which diagnostics the fixes would repair, and how."""
     style = style_for(options)
