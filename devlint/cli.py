@@ -486,15 +486,19 @@ def _watch(flags: CheckFlags, request: LintRequest) -> NoReturn:
     """``--watch``: check, then check again whenever a checked file (or the config) changes."""
     from devlint.watch import watch
 
-    def run() -> list[Path]:
+    def files() -> list[Path]:
         with _errors(flags.verbose):
             settings = request_settings(request)
-            outcome = _lint(request, settings)
-            _report(flags, settings, outcome)
-            watched = files_to_check(request, settings)
-            return [*watched, *([settings.config.path] if settings.config.path else [])]
+            config = [settings.config.path] if settings.config.path is not None else []
+            return [*files_to_check(request, settings), *config]
 
-    watch(run, lambda text: click.echo(text, err=True))
+    def run() -> None:
+        with _errors(flags.verbose):
+            settings = request_settings(request)
+            _report(flags, settings, _lint(request, settings))
+            sys.stdout.flush()
+
+    watch(files, run, lambda text: click.echo(text, err=True))
 
 
 def _log_setup(quiet: bool, verbose: bool) -> None:

@@ -7,6 +7,7 @@ reported and the watch goes on.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -31,31 +32,40 @@ def snapshot(paths: Sequence[Path]) -> Snapshot:
     return state
 
 
-def watch(run: Callable[[], list[Path]], say: Callable[[str], None]) -> NoReturn:
-    """Call ``run`` (which returns the paths to watch), then again on every change."""
+def watch(
+    files: Callable[[], list[Path]], run: Callable[[], None], say: Callable[[str], None]
+) -> NoReturn:
+    """Call ``run``, then again whenever one of ``files()`` (or its directory) changes.
+
+    The files are listed and their state taken before each run, so a change made while
+    a run is under way starts the next one.
+    """
     say(f"[{_now()}] Starting devlint in watch mode...")
-    watched = _run(run, [])
-    state = snapshot(watched)
+    watched: list[Path] = []
     try:
         while True:
-            time.sleep(POLL_SECONDS)
-            current = snapshot(watched)
-            if current != state:
-                say(f"[{_now()}] File change detected...")
-                watched = _run(run, watched)
-                state = snapshot(watched)
+            watched = _listed(files, watched)
+            state = snapshot(watched)
+            _run(run)
+            while snapshot(watched) == state:
+                time.sleep(POLL_SECONDS)
+            say(f"[{_now()}] File change detected...")
     except KeyboardInterrupt:
         raise SystemExit(0) from None
 
 
-def _run(run: Callable[[], list[Path]], previous: list[Path]) -> list[Path]:
-    """The files the run checked and their directories (a new file changes its directory)."""
+def _listed(files: Callable[[], list[Path]], previous: list[Path]) -> list[Path]:
+    """The files to watch and their directories (a new file changes its directory)."""
     try:
-        files = run()
-    except SystemExit:  # the run reported its error; keep watching what was watched
+        found = files()
+    except SystemExit:  # the listing reported its error; keep watching what was watched
         return previous
-    directories = dict.fromkeys(path.parent for path in files)
-    return [*files, *directories]
+    return [*found, *dict.fromkeys(path.parent for path in found)]
+
+
+def _run(run: Callable[[], None]) -> None:
+    with contextlib.suppress(SystemExit):  # the run reported its error (a broken config)
+        run()
 
 
 def _now() -> str:

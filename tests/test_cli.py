@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -241,3 +243,185 @@ def test_statistics_as_json(project: Path) -> None:
 def test_json_urls_point_at_the_rule_pages(project: Path) -> None:
     [row] = json.loads(devlint("src", "--output-format", "json", cwd=project).stdout)
     assert row["url"] == "https://github.com/devlint/devlint/blob/main/docs/rules/unguarded-cuda.md"
+
+
+# --- ruff's options --------------------------------------------------------------------
+
+
+def concise(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return devlint("--no-cache", "--output-format", "concise", *args, cwd=cwd, stdin=stdin)
+
+
+def reported(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """The files named by concise diagnostic lines."""
+    return sorted({line.split(":")[0] for line in result.stdout.splitlines() if ": DEV" in line})
+
+
+def test_exclude_and_extend_exclude(project: Path) -> None:
+    (project / "src" / "gen").mkdir()
+    (project / "src" / "gen" / "g.py").write_text(BUG)
+    (project / ".venv").mkdir()
+    (project / ".venv" / "v.py").write_text(BUG)
+    assert reported(concise(".", cwd=project)) == ["src/bug.py", "src/gen/g.py"]
+    assert reported(concise(".", "--extend-exclude", "gen", cwd=project)) == ["src/bug.py"]
+    # --exclude replaces the defaults: .venv is checked again
+    replaced = concise(".", "--exclude", "gen,build", cwd=project)
+    assert reported(replaced) == [".venv/v.py", "src/bug.py"]
+
+
+def test_per_file_ignores_from_the_command_line(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.devlint]\nper-file-ignores = { "src/other.py" = ["DEV001"] }\n'
+    )
+    assert concise("src", "--per-file-ignores", "src/bug.py:DEV003", cwd=project).returncode == 0
+    assert concise("src", "--extend-per-file-ignores", "bug.py:DEV0", cwd=project).returncode == 0
+    bad = concise("src", "--per-file-ignores", "src/bug.py", cwd=project)
+    assert bad.returncode == 2 and "expected GLOB:CODES" in bad.stderr
+    unknown = concise("src", "--per-file-ignores", "src/bug.py:DEV999", cwd=project)
+    assert unknown.returncode == 2 and "DEV999" in unknown.stderr
+
+
+def test_force_exclude_applies_to_named_files_and_stdin(project: Path) -> None:
+    (project / "build").mkdir()
+    (project / "build" / "gen.py").write_text(BUG)
+    assert reported(concise("build/gen.py", cwd=project)) == ["build/gen.py"]
+    forced = concise("build/gen.py", "src/bug.py", "--force-exclude", cwd=project)
+    assert reported(forced) == ["src/bug.py"]
+    stdin = concise(
+        "-", "--force-exclude", "--stdin-filename", "build/x.py", cwd=project, stdin=BUG
+    )
+    assert (stdin.returncode, stdin.stdout) == (0, "All checks passed!\n")
+    fixed = concise(
+        "-", "--fix", "--force-exclude", "--stdin-filename", "build/x.py", cwd=project, stdin=BUG
+    )
+    assert (fixed.returncode, fixed.stdout) == (0, BUG)  # passed through unchanged
+
+
+def test_respect_gitignore(project: Path) -> None:
+    (project / ".gitignore").write_text("bug.py\n")
+    assert concise("src", cwd=project).returncode == 0
+    assert reported(concise("src", "--no-respect-gitignore", cwd=project)) == ["src/bug.py"]
+    (project / "pyproject.toml").write_text("[tool.devlint]\nrespect-gitignore = false\n")
+    assert reported(concise("src", cwd=project)) == ["src/bug.py"]
+    assert concise("src", "--respect-gitignore", cwd=project).returncode == 0
+
+
+def test_output_file(project: Path) -> None:
+    result = concise("src", "-o", "report.txt", cwd=project)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert (project / "report.txt").read_text().startswith("src/bug.py:2:9: DEV003")
+    as_json = devlint("src", "--output-format", "json", "--output-file", "r.json", cwd=project)
+    assert as_json.returncode == 1
+    assert json.loads((project / "r.json").read_text())[0]["code"] == "DEV003"
+
+
+def test_fix_only_reports_nothing_left(project: Path) -> None:
+    (project / "src" / "left.py").write_text("import torch\nm = torch.nn.DataParallel(x)\n")
+    result = devlint("src", "--fix-only", "--extend-select", "DEV010", cwd=project)
+    assert (result.returncode, result.stdout) == (0, "Fixed 1 error.\n")  # DEV010 is left
+    assert ".to(device)" in (project / "src" / "bug.py").read_text()
+    again = devlint("src", "--fix-only", "--exit-non-zero-on-fix", cwd=project)
+    assert (again.returncode, again.stdout) == (0, "")
+
+
+def test_show_files_and_show_settings(project: Path) -> None:
+    listing = devlint("--show-files", "src", cwd=project)
+    assert (listing.returncode, listing.stdout.splitlines()) == (0, ["src/bug.py", "src/clean.py"])
+    (project / "pyproject.toml").write_text('[tool.devlint]\nignore = ["DEV001"]\n')
+    shown = devlint("--show-settings", "--unfixable", "DEV003", "src", cwd=project)
+    assert shown.returncode == 0
+    lines = shown.stdout.splitlines()
+    assert f'config-file = "{project / "pyproject.toml"}"' in lines
+    assert 'unfixable = ["DEV003"]' in lines
+    enabled = json.loads(next(line for line in lines if line.startswith("enabled = "))[10:])
+    assert "DEV003" in enabled and "DEV001" not in enabled
+    assert 'output-format = "full"' in lines
+
+
+def test_ignore_noqa(project: Path) -> None:
+    (project / "src" / "bug.py").write_text(BUG.rstrip("\n") + "  # noqa: DEV003\n")
+    assert concise("src", cwd=project).returncode == 0
+    assert reported(concise("src", "--ignore-noqa", cwd=project)) == ["src/bug.py"]
+
+
+def test_fixable_and_unfixable(project: Path) -> None:
+    marked = concise("src", "--unfixable", "DEV003", cwd=project)
+    assert "DEV003 [*]" not in marked.stdout and "DEV003 `.cuda()`" in marked.stdout
+    assert concise("src", "--fix", "--fixable", "DEV001", cwd=project).returncode == 1
+    assert (project / "src" / "bug.py").read_text() == BUG  # DEV003 was not fixable
+    (project / "pyproject.toml").write_text('[tool.devlint]\nunfixable = ["DEV003"]\n')
+    assert concise("src", "--fix", cwd=project).returncode == 1
+    assert (project / "src" / "bug.py").read_text() == BUG
+    assert concise("src", "--fix", "--fixable", "DEV003", cwd=project).returncode == 1  # still
+    (project / "pyproject.toml").write_text('[tool.devlint]\nfixable = ["DEV003"]\n')
+    assert concise("src", "--fix", cwd=project).returncode == 0
+
+
+def test_isolated_ignores_the_configuration(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.devlint]\nignore = ["DEV003"]\n')
+    assert concise("src", cwd=project).returncode == 0
+    assert reported(concise("src", "--isolated", cwd=project)) == ["src/bug.py"]
+    both = concise("src", "--isolated", "--config", "pyproject.toml", cwd=project)
+    assert (both.returncode, both.stderr) == (
+        2, "error: --isolated cannot be combined with --config\n"
+    )  # fmt: skip
+
+
+def test_verbose_says_what_it_did(project: Path) -> None:
+    result = concise("src", "-v", cwd=project)
+    assert "info: settings: no configuration file (defaults)" in result.stderr.splitlines()
+    assert "info: checked 2 files in " in result.stderr
+    assert "(0 from the cache" in result.stderr
+    warm = devlint("src", "-v", cwd=project)
+    devlint("src", cwd=project)
+    assert "(0 from the cache" in warm.stderr
+    assert "(2 from the cache" in devlint("src", "-v", cwd=project).stderr
+
+
+def test_output_format_from_the_configuration_and_the_environment(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.devlint]\noutput-format = "pylint"\n')
+    assert devlint("src", cwd=project).stdout == (
+        "src/bug.py:2: [DEV003] `.cuda()` without a CUDA availability check\n"
+    )
+    env = {**os.environ, "NO_COLOR": "1", "DEVLINT_OUTPUT_FORMAT": "grouped"}
+    grouped = subprocess.run(
+        [sys.executable, "-m", "devlint", "src"], cwd=project, env=env, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert grouped.stdout.startswith("src/bug.py:\n  2:9 DEV003")
+
+
+def test_watch_checks_again_when_a_file_changes(project: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "devlint", "--watch", "--output-format", "concise", "src"],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert process.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(
+        target=lambda: [lines.put(line) for line in iter(process.stdout.readline, "")], daemon=True
+    ).start()
+
+    def next_line() -> str:
+        try:
+            return lines.get(timeout=120)  # a deadline against a hang, not a speed test
+        except queue.Empty:
+            process.kill()
+            raise AssertionError(process.communicate()[1]) from None
+
+    try:
+        assert [next_line(), next_line()] == [
+            "src/bug.py:2:9: DEV003 [*] `.cuda()` without a CUDA availability check\n",
+            "Found 1 error (1 fixable with --fix).\n",
+        ]
+        (project / "src" / "bug.py").write_text(CLEAN)
+        assert next_line() == "All checks passed!\n"
+        (project / "src" / "new.py").write_text(BUG)  # a new file in a watched directory
+        assert next_line().startswith("src/new.py:2:9: DEV003")
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
