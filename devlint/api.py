@@ -80,6 +80,7 @@ class Overrides:
     target_torch: str | None = None  # --target-torch, as given
     fixable: tuple[str, ...] = ()  # replaces the configured `fixable` when given
     unfixable: tuple[str, ...] = ()
+    extend_fixable: tuple[str, ...] = ()
     exclude: tuple[str, ...] | None = None  # replaces the configured (and default) excludes
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[str, ...] | None = None  # "GLOB:CODES" entries; replace the file's
@@ -122,11 +123,11 @@ class Settings:
             check_codes(ignored, list(rules), "per-file-ignores")
         fixable = resolve_codes(  # as in ruff: every rule is fixable unless said otherwise
             _fixable_selection(overrides, config),
-            (),
+            _split(overrides.extend_fixable),
             tuple(config.unfixable) + _split(overrides.unfixable),
             known=list(rules),
             default_on=list(rules),
-            labels=("fixable", "", "unfixable"),
+            labels=("fixable", "extend-fixable", "unfixable"),
         )
         return cls(
             config,

@@ -124,6 +124,7 @@ _CHECK_OPTIONS = [
     _codes_option("--ignore", "Rule codes or prefixes to disable."),
     _codes_option("--fixable", "Rule codes or prefixes whose fixes may be applied (default: ALL)."),
     _codes_option("--unfixable", "Rule codes or prefixes whose fixes are never applied."),
+    _codes_option("--extend-fixable", "Rule codes or prefixes fixable on top of `fixable`."),
     click.option(
         "--per-file-ignores",
         metavar="GLOB:CODES",
@@ -153,8 +154,10 @@ _CHECK_OPTIONS = [
         help="Write the report to this file instead of stdout.",
     ),
     click.option("--statistics", is_flag=True, help="Show counts per rule instead of each one."),
-    click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics are found."),
-    click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
+    click.option(
+        "-e", "--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics are found."
+    ),
+    click.option("-n", "--no-cache", is_flag=True, help="Do not read or write the result cache."),
     click.option(
         "--cache-dir",
         type=click.Path(path_type=Path, file_okay=False),
@@ -185,6 +188,9 @@ _CHECK_OPTIONS = [
         "--docs-url", help="Address of the rule pages: a base URL or a {code}/{name} template."
     ),
     click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary."),
+    click.option(
+        "-s", "--silent", is_flag=True, help="Print nothing; the exit code says what was found."
+    ),
     click.option(
         "--color/--no-color", default=None, help="Colour the output (default: when a terminal)."
     ),
@@ -220,7 +226,7 @@ _CHECK_OPTIONS = [
     ),
     click.option("--show-settings", is_flag=True, help="Print the settings that apply, and stop."),
     click.option(
-        "--watch", is_flag=True, help="Check again whenever a file changes (Ctrl-C stops)."
+        "-w", "--watch", is_flag=True, help="Check again whenever a file changes (Ctrl-C stops)."
     ),
 ]
 
@@ -235,6 +241,7 @@ class CheckFlags:
     ignore: tuple[str, ...]
     fixable: tuple[str, ...]
     unfixable: tuple[str, ...]
+    extend_fixable: tuple[str, ...]
     per_file_ignores: tuple[str, ...]
     extend_per_file_ignores: tuple[str, ...]
     exclude: tuple[str, ...]
@@ -254,6 +261,7 @@ class CheckFlags:
     stdin_filename: str | None
     docs_url: str | None
     quiet: bool
+    silent: bool
     color: bool | None
     verbose: bool
     fix: bool
@@ -281,6 +289,7 @@ class CheckFlags:
             self.ignore,
             fixable=self.fixable,
             unfixable=self.unfixable,
+            extend_fixable=self.extend_fixable,
             exclude=self.exclude or None,
             extend_exclude=self.extend_exclude,
             per_file_ignores=self.per_file_ignores or None,
@@ -316,7 +325,7 @@ def _with_options(command: Callable[..., None]) -> Callable[..., None]:
 def check(**options: Any) -> None:
     """Check PATHS (default: the current directory; `-` reads stdin)."""
     flags = CheckFlags(**options)
-    _log_setup(flags.quiet, flags.verbose)
+    _log_setup(flags.quiet or flags.silent, flags.verbose and not flags.silent)
     with _errors(flags.verbose):
         _refuse_conflicts(flags)
         request = flags.request()
@@ -378,6 +387,8 @@ def _lint(request: LintRequest, settings: Settings) -> LintOutcome:
 def _report(flags: CheckFlags, settings: Settings, outcome: LintOutcome) -> int:
     """Print what ``outcome`` holds as the flags ask; the exit code."""
     found, fixed = outcome.diagnostics, sum(outcome.applied.values())
+    if flags.silent:
+        return _silent(flags, outcome)
     if outcome.files_checked == 0 and not flags.quiet and not outcome.fixed_stdin:
         click.echo("warning: no Python files found under the given paths", err=True)
     if flags.add_noqa:
@@ -413,6 +424,21 @@ def _report(flags: CheckFlags, settings: Settings, outcome: LintOutcome) -> int:
             return 1 if outcome.problems or (flags.exit_non_zero_on_fix and fixed) else 0
         render(fmt, found, out, options)
     failed = bool(found) or bool(outcome.problems) or (flags.exit_non_zero_on_fix and fixed > 0)
+    return 1 if failed and not flags.exit_zero else 0
+
+
+def _silent(flags: CheckFlags, outcome: LintOutcome) -> int:
+    """``--silent``: the fixed stdin (a filter must still pass it on) and the exit code."""
+    if outcome.fixed_stdin is not None:
+        sys.stdout.buffer.write(outcome.fixed_stdin)
+    if flags.add_noqa:
+        return _add_noqa(outcome.diagnostics, flags.exit_zero, say=False)
+    fixed = sum(outcome.applied.values())
+    if flags.fix_only:
+        return 1 if outcome.problems or (flags.exit_non_zero_on_fix and fixed) else 0
+    failed = outcome.diagnostics or outcome.problems or (flags.exit_non_zero_on_fix and fixed)
+    if flags.diff:
+        failed = fixed or outcome.problems
     return 1 if failed and not flags.exit_zero else 0
 
 
@@ -462,12 +488,13 @@ def _rule_infos() -> dict[str, RuleInfo]:
     }
 
 
-def _add_noqa(found: list[Diagnostic], exit_zero: bool) -> int:
+def _add_noqa(found: list[Diagnostic], exit_zero: bool, say: bool = True) -> int:
     result = add_noqa_directives(found)
-    for problem in result.problems:
+    for problem in result.problems if say else ():
         click.echo(problem, err=True)
     noun = "directive" if result.added == 1 else "directives"
-    click.echo(f"Added {result.added} noqa {noun}.", err=True)
+    if say:
+        click.echo(f"Added {result.added} noqa {noun}.", err=True)
     return 1 if result.not_added and not exit_zero else 0
 
 

@@ -425,3 +425,13 @@ def test_watch_checks_again_when_a_file_changes(project: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=60)
+
+
+def test_silent_short_aliases_and_extend_fixable(project: Path) -> None:
+    silent = devlint("src", "-s", "-v", cwd=project)
+    assert (silent.returncode, silent.stdout, silent.stderr) == (1, "", "")
+    assert devlint("src", "-e", "-n", "-q", cwd=project).returncode == 0  # --exit-zero --no-cache
+    fixed = concise(
+        "src", "--fix", "--fixable", "DEV001", "--extend-fixable", "DEV003", cwd=project
+    )
+    assert fixed.returncode == 0 and ".to(device)" in (project / "src" / "bug.py").read_text()
