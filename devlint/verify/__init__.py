@@ -7,7 +7,10 @@ outcome each ``expect.toml`` declares. The pieces:
 - ``expectations``: the ``expect.toml`` format and checking an outcome against it;
 - ``fixture_set``: finding the shipped fixtures, and devlint's live fix of a program;
 - ``devices``: detecting devices (the only torch import on this side), matrix columns;
-- ``virtual`` / ``emulation``: the virtual CUDA and MPS device, and the virtual columns;
+- ``virtual`` / ``virtual_runtime`` / ``emulation``: the virtual CUDA and MPS device, the
+  runtime around it, and the virtual columns;
+- ``run_script``: ``devlint run``, a user's script on the virtual device;
+- ``agreement``: static findings vs what the runs showed, per rule;
 - ``observed``: the record of what runs observed, and observed vs declared;
 - ``plan`` / ``runner``: what runs where, batching, timeouts, fallback;
 - ``report`` / ``command``: the matrix as text, a rich table or JSON; the click command.

@@ -40,16 +40,19 @@ inherit its tag; gradients take their parameter's device when read.
 Limits: CUDA-only kernels and objects (streams, events, graphs, NCCL), custom C++/CUDA
 extensions and ``torch.compile`` do not run; tensors built in other threads or processes
 (DataLoader workers) arrive untagged, i.e. on the CPU, as they would; float16 autocast runs
-CPU kernels. Self-contained (the standard library and torch): ``bootstrap.py`` loads it by
-path in fixture processes.
+CPU kernels. What the machine around the tensors answers (availability, memory, streams,
+DataParallel, save and load) is patched by ``virtual_runtime.py``. Both modules are
+self-contained (the standard library and torch): ``bootstrap.py`` loads this one by path in
+fixture processes, and it loads its sibling the same way.
 """
 
 from __future__ import annotations
 
-import contextlib
+import importlib
+import importlib.util
+import os
 import weakref
 from collections.abc import Callable, Iterator
-from types import SimpleNamespace
 from typing import Any
 
 KINDS = ("cuda", "mps")
@@ -62,13 +65,7 @@ MISMATCH = (
     "Expected all tensors to be on the same device, but found at least two devices, {} and {}!"
 )
 MASK = "expected self and mask to be on the same device, but got mask on {} and self on {}"
-NO_CUDA = "Torch not compiled with CUDA enabled"
 INDICES = "indices should be either on cpu or on the same device as the indexed tensor ({})"
-NO_CUDA_LOAD = (
-    "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
-    "False. If you are running on a CPU-only machine, please use torch.load with "
-    "map_location=torch.device('cpu') to map your storages to the CPU."
-)
 # Operations that legitimately take tensors from two devices.
 MIXING = frozenset(
     {
@@ -163,7 +160,7 @@ class VirtualDevice:
     # -- the context ----------------------------------------------------------------------
 
     def __enter__(self) -> VirtualDevice:
-        self._patch_runtime()
+        RUNTIME.patch_runtime(self)
         self._mode = _make_mode(self)
         self._mode.__enter__()
         return self
@@ -174,6 +171,9 @@ class VirtualDevice:
             self._mode = None
         while self._undo:
             self._undo.pop()()
+
+    def _sync(self) -> None:
+        self.syncs += 1
 
     def _set(self, owner: Any, name: str, value: Any) -> None:
         missing = object()
@@ -387,276 +387,24 @@ class VirtualDevice:
             self.tag(grad, self.device_of(args[0]))
         return grad
 
-    # -- the runtime around the tensors ---------------------------------------------------
 
-    def _patch_runtime(self) -> None:
-        torch = self.torch
-        cuda = self.kind == "cuda"
-        name = f"devlint virtual {self.kind.upper()}"
-        current_stream = SimpleNamespace(
-            is_capturing=lambda: False, synchronize=self._sync, wait_stream=lambda s: None
-        )
-        accelerator = getattr(torch, "accelerator", None)
-        if accelerator is not None:
-            device = torch.device(self.kind)
-            self._set(accelerator, "is_available", lambda: True)
-            self._set(accelerator, "current_accelerator", lambda *a, **k: device)
-            self._set(accelerator, "device_count", lambda: 1)
-            self._set(accelerator, "current_device_index", lambda: 0)
-            self._set(accelerator, "set_device_index", lambda index: None)
-            self._set(accelerator, "synchronize", lambda *a: self._sync())
-            self._set(accelerator, "current_stream", lambda *a: current_stream)
-            memory = getattr(accelerator, "memory", None)
-            for attr in MEMORY_STATS if memory is not None else ():
-                if hasattr(memory, attr):
-                    self._set(memory, attr, _MEMORY[attr])
-        mps = getattr(torch.backends, "mps", None)
-        if mps is not None:
-            self._set(mps, "is_available", lambda: not cuda)
-            if not cuda:
-                self._set(mps, "is_built", lambda: True)
-        if cuda:
-            self._patch_cuda(name, current_stream)
-        else:
-            self._hide_cuda()
-            for attr, value in {
-                "synchronize": self._sync,
-                "empty_cache": lambda: None,
-                "manual_seed": lambda seed: None,
-                "current_allocated_memory": lambda: 0,
-                "driver_allocated_memory": lambda: 0,
-            }.items():
-                self._set(torch.mps, attr, value)
-        pinning = torch.utils.data._utils.pin_memory
-        self._set(pinning, "pin_memory", lambda data, device=None: data)
-        self._set(torch.serialization, "location_tag", self._location_tag())
-        self._set(torch, "load", self._load(torch.load))
-        parameter = torch.nn.Parameter
-        original_new = parameter.__new__
-        session = self
-
-        def new(cls: Any, data: Any = None, requires_grad: bool = True) -> Any:
-            made = original_new(cls, data, requires_grad)
-            if data is not None:
-                session.tag(made, session.device_of(data))
-            return made
-
-        self._set(parameter, "__new__", staticmethod(new))
-        if cuda:
-            self._set(torch.nn.DataParallel, "forward", _one_device_data_parallel)
-
-    def _patch_cuda(self, name: str, current_stream: Any) -> None:
-        torch = self.torch
-        properties = SimpleNamespace(
-            name=name, total_memory=TOTAL_MEMORY, major=8, minor=0, multi_processor_count=80
-        )
-        for attr, value in {
-            "is_available": lambda: True,
-            "device_count": lambda: 1,
-            "current_device": lambda: 0,
-            "set_device": lambda device: None,
-            "get_device_name": lambda *a: name,
-            "get_device_capability": lambda *a: (8, 0),
-            "get_device_properties": lambda *a: properties,
-            "synchronize": lambda *a: self._sync(),
-            "empty_cache": lambda: None,
-            "manual_seed": lambda seed: None,
-            "manual_seed_all": lambda seed: None,
-            "is_initialized": lambda: True,
-            "init": lambda: None,
-            "is_bf16_supported": lambda *a: True,
-            "memory_allocated": lambda *a: 0,
-            "max_memory_allocated": lambda *a: 0,
-            "memory_reserved": lambda *a: 0,
-            "reset_peak_memory_stats": lambda *a: None,
-            "is_current_stream_capturing": lambda: False,
-            "mem_get_info": _MEMORY["get_memory_info"],
-            "current_stream": lambda *a: current_stream,
-            "default_stream": lambda *a: current_stream,
-            "Stream": _Stream,
-            "Event": _Event,
-            "stream": lambda stream=None: contextlib.nullcontext(stream),
-        }.items():
-            self._set(torch.cuda, attr, value)
-        for legacy in LEGACY_TYPES:
-            self._set(torch.cuda, legacy, self._legacy_type(getattr(torch, legacy)))
-        self._set(torch.backends.cuda, "is_built", lambda: True)
-
-    def _hide_cuda(self) -> None:
-        """A Mac's torch has no CUDA compiled in: a CUDA build's answers would differ."""
-        torch = self.torch
-
-        def no_cuda(*args: Any, **kwargs: Any) -> Any:
-            raise AssertionError(NO_CUDA)
-
-        for attr, value in {
-            "is_available": lambda: False,
-            "device_count": lambda: 0,
-            "_lazy_init": no_cuda,
-            "Stream": no_cuda,
-            "Event": no_cuda,
-        }.items():
-            self._set(torch.cuda, attr, value)
-
-    def _legacy_type(self, cpu_type: Any) -> type:
-        """``torch.cuda.FloatTensor`` & co.: the CPU type's tensor, on the virtual GPU."""
-        session = self
-
-        class LegacyType:
-            def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-                made = cpu_type(*args, **kwargs)
-                session.placed += 1
-                session.tag(made, session.name)
-                return made
-
-        LegacyType.__name__ = LegacyType.__qualname__ = cpu_type.__name__
-        return LegacyType
-
-    def _sync(self) -> None:
-        self.syncs += 1
-
-    def _location_tag(self) -> Callable[[Any], str]:
-        """``torch.save``: a storage of a device tensor is saved as that device's."""
-        original = self.torch.serialization.location_tag
-
-        def location_tag(storage: Any) -> str:
-            pointer = _data_ptr(storage)
-            for ref, device in list(self._tags.values()):
-                tensor = ref()
-                if tensor is not None and pointer and _data_ptr(tensor) == pointer:
-                    return device
-            result: str = original(storage)
-            return result
-
-        return location_tag
-
-    def _load(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        """``torch.load``: restore each storage where this machine would, on the CPU."""
-
-        def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
-            placed: dict[int, str] = {}
-
-            def restore(storage: Any, location: str) -> Any:
-                device = self._restored_device(storage, location, map_location)
-                if storage.nbytes():
-                    placed[_data_ptr(storage)] = device
-                return storage
-
-            result = original(f, restore, *args, **kwargs)
-            for tensor in _walk(self.torch, result):
-                device = placed.get(_data_ptr(tensor))
-                if device is not None:
-                    self.tag(tensor, device)
-            return result
-
-        return load
-
-    def _restored_device(self, storage: Any, location: str, map_location: Any) -> str:
-        torch = self.torch
-        if callable(map_location) and not isinstance(map_location, (str, torch.device)):
-            mapped = map_location(storage, location)
-            return "cpu" if mapped is None or mapped is storage else str(mapped.device)
-        if isinstance(map_location, dict):
-            location = map_location.get(location, location)
-        elif map_location is not None:
-            location = str(map_location)
-        device = self.canon(location)
-        if device != "cpu" and not self.is_virtual(device):
-            if device.startswith("cuda"):
-                raise RuntimeError(NO_CUDA_LOAD)
-            self._absent(device, torch.empty, (0,), {"device": device})
-        return device
+def _runtime() -> Any:
+    """``virtual_runtime.py``: imported as devlint's module, or loaded by path beside this
+    file when ``bootstrap.py`` loaded this one by path (fixture processes import no devlint)."""
+    if __package__:
+        return importlib.import_module(f"{__package__}.virtual_runtime")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "virtual_runtime.py")
+    spec = importlib.util.spec_from_file_location("_devlint_virtual_runtime", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-LEGACY_TYPES = (
-    "FloatTensor",
-    "DoubleTensor",
-    "HalfTensor",
-    "BFloat16Tensor",
-    "LongTensor",
-    "IntTensor",
-    "ShortTensor",
-    "CharTensor",
-    "ByteTensor",
-    "BoolTensor",
-)
-TOTAL_MEMORY = 16 * 2**30  # what the virtual device reports as its memory
-MEMORY_STATS = (
-    "empty_cache",
-    "memory_allocated",
-    "max_memory_allocated",
-    "memory_reserved",
-    "max_memory_reserved",
-    "reset_peak_memory_stats",
-    "reset_accumulated_memory_stats",
-    "get_memory_info",
-    "memory_stats",
-)
-_MEMORY: dict[str, Callable[..., Any]] = {
-    "empty_cache": lambda *a: None,
-    "memory_allocated": lambda *a: 0,
-    "max_memory_allocated": lambda *a: 0,
-    "memory_reserved": lambda *a: 0,
-    "max_memory_reserved": lambda *a: 0,
-    "reset_peak_memory_stats": lambda *a: None,
-    "reset_accumulated_memory_stats": lambda *a: None,
-    "get_memory_info": lambda *a: (TOTAL_MEMORY, TOTAL_MEMORY),
-    "memory_stats": lambda *a: {},
-}
-
-
-class _Stream:
-    """A CUDA stream on a machine where everything runs in order: every wait is done."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.device = "cuda:0"
-
-    def wait_stream(self, stream: Any) -> None: ...
-
-    def wait_event(self, event: Any) -> None: ...
-
-    def synchronize(self) -> None: ...
-
-    def query(self) -> bool:
-        return True
-
-    def record_event(self, event: Any = None) -> Any:
-        return event if event is not None else _Event()
-
-    def is_capturing(self) -> bool:
-        return False
-
-
-class _Event(_Stream):
-    """A CUDA event: recorded and complete at once; no time passes between two of them."""
-
-    def record(self, stream: Any = None) -> None: ...
-
-    def elapsed_time(self, other: Any) -> float:
-        return 0.0
-
-
-def _one_device_data_parallel(self: Any, *inputs: Any, **kwargs: Any) -> Any:
-    """``DataParallel.forward`` on one (virtual) GPU: its checks, then the scatter's move of
-    every input tensor to ``device_ids[0]`` (CUDA's scatter kernels do not run here)."""
-    import torch
-    from torch.utils._pytree import tree_map
-
-    if not self.device_ids:
-        return self.module(*inputs, **kwargs)
-    for tensor in [*self.module.parameters(), *self.module.buffers()]:
-        if tensor.device != self.src_device_obj:
-            raise RuntimeError(
-                "module must have its parameters and buffers on device "
-                f"{self.src_device_obj} (device_ids[0]) but found one of them on device: "
-                f"{tensor.device}"
-            )
-
-    def move(value: Any) -> Any:
-        return value.to(self.src_device_obj) if isinstance(value, torch.Tensor) else value
-
-    inputs, kwargs = tree_map(move, (inputs, kwargs))
-    return self.module(*inputs, **kwargs)
+RUNTIME = _runtime()
+NO_CUDA: str = RUNTIME.NO_CUDA
+NO_CUDA_LOAD: str = RUNTIME.NO_CUDA_LOAD
 
 
 def _make_mode(session: VirtualDevice) -> Any:
@@ -683,31 +431,6 @@ def _tensors(torch: Any, values: Any) -> Iterator[Any]:
             for item in value:
                 if isinstance(item, torch.Tensor):
                     yield item
-
-
-def _walk(torch: Any, value: Any, depth: int = 0) -> Iterator[Any]:
-    """Tensors in what ``torch.load`` returned: containers, modules, a few levels deep."""
-    if depth > 6:
-        return
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _walk(torch, item, depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _walk(torch, item, depth + 1)
-    elif isinstance(value, torch.nn.Module):
-        yield from value.parameters()
-        yield from value.buffers()
-
-
-def _data_ptr(value: Any) -> int:
-    try:
-        storage = value.untyped_storage() if hasattr(value, "untyped_storage") else value
-        return int(storage.data_ptr())
-    except Exception:
-        return 0
 
 
 def _with_device(text: str, device: str) -> str:
