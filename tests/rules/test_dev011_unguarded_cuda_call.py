@@ -54,7 +54,7 @@ print(index, free, total, (torch.cuda.get_device_name(index) if torch.cuda.is_av
 
 
 def _options(target: TorchVersion) -> CheckOptions:
-    return CheckOptions(frozenset({"DEV011"}), target_torch=target)
+    return CheckOptions(frozenset({"DEV011"}), target_torch=target, line_length=120)
 
 
 @pytest.mark.parametrize("target", list(FIXED), ids=lambda t: f"torch{t[0]}.{t[1]}")

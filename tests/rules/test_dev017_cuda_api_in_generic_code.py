@@ -35,7 +35,7 @@ def test_only_apis_the_target_has_are_reported() -> None:
 
 
 def test_the_fix_keeps_what_the_cuda_call_did_without_cuda() -> None:
-    options = CheckOptions(frozenset({"DEV017"}), target_torch=(2, 9))
+    options = CheckOptions(frozenset({"DEV017"}), target_torch=(2, 9), line_length=120)
     fixed = fix_text(LIBRARY, "x.py", options).text
     assert fixed.splitlines()[5:] == [
         "        torch.accelerator.synchronize()",
