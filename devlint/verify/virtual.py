@@ -104,8 +104,8 @@ class VirtualDevice:
         self.name = f"{kind}:0"
         self.syncs = 0
         self.placed = 0  # tensors moved to or created on the virtual device
-        self._tags: dict[int, tuple[weakref.ref[Any], str]] = {}
-        self._pinned: dict[int, weakref.ref[Any]] = {}
+        self._tags: dict[int, tuple[weakref.ref[Any], str]] = {}  # id -> (tensor, device)
+        self._pinned: dict[int, tuple[weakref.ref[Any], str]] = {}
         self._undo: list[Callable[[], None]] = []
         self._mode: Any = None
         self._handlers = self._special_handlers()
@@ -120,20 +120,10 @@ class VirtualDevice:
         return "cpu" if device.type == "cpu" else str(device)
 
     def tag(self, tensor: Any, device: str) -> None:
-        key = id(tensor)
         if device == "cpu":
-            self._tags.pop(key, None)
-            return
-        tags = self._tags
-
-        def forget(_ref: Any) -> None:
-            tags.pop(key, None)
-
-        try:
-            ref = weakref.ref(tensor, forget)
-        except TypeError:
-            return
-        tags[key] = (ref, device)
+            self._tags.pop(id(tensor), None)
+        else:
+            _remember(self._tags, tensor, device)
 
     def _tag_all(self, value: Any, device: str) -> None:
         torch = self.torch
@@ -361,12 +351,12 @@ class VirtualDevice:
 
     def _pin_memory(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         out = args[0].clone()
-        self._pinned[id(out)] = weakref.ref(out)
+        _remember(self._pinned, out, "pinned")
         return out
 
     def _is_pinned(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        ref = self._pinned.get(id(args[0]))
-        return ref is not None and ref() is args[0]
+        entry = self._pinned.get(id(args[0]))
+        return entry is not None and entry[0]() is args[0]
 
     def _get_device(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
         device = self.device_of(args[0])
@@ -421,6 +411,20 @@ def _make_mode(session: VirtualDevice) -> Any:
             return session.dispatch(func, tuple(args), dict(kwargs or {}))
 
     return VirtualMode()
+
+
+def _remember(table: dict[int, tuple[weakref.ref[Any], str]], tensor: Any, value: str) -> None:
+    """``table[id(tensor)] = value`` for as long as the tensor lives (keyed by identity: a
+    tensor's ``==`` is elementwise, so it cannot be a dictionary key itself)."""
+    key = id(tensor)
+
+    def forget(_ref: Any) -> None:
+        table.pop(key, None)
+
+    try:
+        table[key] = (weakref.ref(tensor, forget), value)
+    except TypeError:
+        return
 
 
 def _tensors(torch: Any, values: Any) -> Iterator[Any]:
