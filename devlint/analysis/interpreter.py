@@ -63,9 +63,9 @@ class Context:
         introspection: this runs for every branch and block)."""
         if not changes:
             return self
-        fields = {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+        fields = {name: getattr(self, name) for name in self.__slots__}
         fields.update(changes)
-        return Context(**fields)  # type: ignore[arg-type]
+        return Context(**fields)
 
 
 class Scope:
