@@ -21,8 +21,10 @@ def is_cuda_string(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.SimpleString) and node.evaluated_value in CUDA_STRINGS
 
 
-def is_cuda_move(call: cst.BaseExpression) -> bool:
-    """``x.cuda()`` (keywords ``non_blocking``/``memory_format`` only) or ``x.to("cuda")``."""
+def rewrites_to_device(call: cst.BaseExpression) -> bool:
+    """Whether the edit can rewrite ``call`` to ``.to(device)``: ``x.cuda()`` (keywords
+    ``non_blocking``/``memory_format`` only) or ``x.to("cuda")``. Whether a call moves
+    to CUDA at all is the analysis's answer (``FileFacts.moves_to_cuda``)."""
     if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
         return False
     method, args = call.func.attr.value, call.args
@@ -42,7 +44,7 @@ class _ToDevice(cst.CSTTransformer):
         self.count = 0
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if not is_cuda_move(original):
+        if not rewrites_to_device(original):
             return updated
         assert isinstance(updated.func, cst.Attribute)
         self.count += 1

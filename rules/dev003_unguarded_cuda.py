@@ -100,7 +100,8 @@ class UnguardedCuda(Rule):
                 yield Finding(node, "`.cuda()` without a CUDA availability check", _to(node)), None
             return
         placed: list[tuple[cst.BaseExpression, Value, str]] = []
-        if call.method == "to" and call.args and node.args[0].keyword is None:
+        placeable = call.receiver is None or may_be_placed(call.receiver)
+        if call.method == "to" and call.args and node.args[0].keyword is None and placeable:
             placed.append((node.args[0].value, call.args[0], "to"))
         elif call.callee == "torch.device" and not call.reference_only and call.args:
             placed.append((node.args[0].value, call.args[0], "torch.device"))

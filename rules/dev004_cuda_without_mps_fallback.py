@@ -5,7 +5,7 @@ import libcst as cst
 
 from devlint.analysis.facts import Conditional, FileFacts
 from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value
-from devlint.codemod import is_cuda_move, mps_variant, statement_lines, to_device
+from devlint.codemod import mps_variant, rewrites_to_device, statement_lines, to_device
 from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
@@ -75,7 +75,7 @@ class CudaWithoutMpsFallback(Rule):
             if conditional.enclosing_backends - {"cuda"}:
                 continue
             node = conditional.node
-            if test.kind is Kind.GUARD and test.polarity > 0 and _only_moves_to_cuda(node):
+            if test.kind is Kind.GUARD and test.polarity > 0 and _only_moves_to_cuda(node, facts):
                 yield Finding(
                     node, MOVE_MESSAGE, FixPlan(FOLD, (Replace(node, to_device(node.body)[0]),))
                 )
@@ -122,13 +122,14 @@ def _gate(conditional: Conditional) -> str | None:
     return None
 
 
-def _only_moves_to_cuda(node: cst.If | cst.IfExp) -> TypeGuard[cst.IfExp]:
+def _only_moves_to_cuda(node: cst.If | cst.IfExp, facts: FileFacts) -> TypeGuard[cst.IfExp]:
     """``x.cuda() if cuda_ok else x`` (the ``if`` statement form is DEV016)."""
     if not isinstance(node, cst.IfExp):
         return False
     body = node.body
     return (
-        is_cuda_move(body)
+        facts.moves_to_cuda(body)
+        and rewrites_to_device(body)
         and isinstance(body, cst.Call)
         and isinstance(body.func, cst.Attribute)
         and source_of(body.func.value) == source_of(node.orelse)

@@ -4,7 +4,7 @@ import libcst as cst
 
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
-from devlint.codemod import is_cuda_move, join_lines, statement_lines
+from devlint.codemod import join_lines, rewrites_to_device, statement_lines
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text
 
 MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
@@ -62,35 +62,41 @@ class GuardedCudaMove(Rule):
                 continue
             if conditional.enclosing_backends - {"cuda"}:
                 continue
-            if isinstance(node, cst.If) and _only_moves_to_cuda(node):
+            if isinstance(node, cst.If) and _only_moves_to_cuda(node, facts):
                 yield Finding(node, MESSAGE, _fold(node))
 
 
-def _only_moves_to_cuda(node: cst.If) -> bool:
+def _only_moves_to_cuda(node: cst.If, facts: FileFacts) -> bool:
     """``if cuda_ok: x = x.cuda()``: moves only, no else."""
     if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock):
         return False
-    return bool(node.body.body) and all(_is_move(statement) for statement in node.body.body)
+    return bool(node.body.body) and all(_is_move(line, facts) for line in node.body.body)
 
 
-def _is_move(statement: cst.BaseStatement) -> bool:
+def _moves(statement: cst.BaseStatement) -> list[cst.BaseExpression] | None:
+    """The values a statement of moves computes (None: it does something else)."""
     if not isinstance(statement, cst.SimpleStatementLine):
-        return False
+        return None
+    values: list[cst.BaseExpression] = []
     for small in statement.body:
-        if isinstance(small, cst.Expr | cst.Assign):
-            value = small.value
-        else:
-            return False
-        values = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
-        if not all(map(is_cuda_move, values)):
-            return False
-    return True
+        if not isinstance(small, cst.Expr | cst.Assign):
+            return None
+        value = small.value
+        values += [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+    return values
+
+
+def _is_move(statement: cst.BaseStatement, facts: FileFacts) -> bool:
+    values = _moves(statement)
+    return values is not None and all(map(facts.moves_to_cuda, values))
 
 
 def _fold(node: cst.If) -> FixPlan | None:
     """Drop the availability test and move with ``.to(device)`` unconditionally."""
     if not isinstance(node.body, cst.IndentedBlock) or isinstance(node.test, cst.Attribute):
         return None  # ``if args.cuda:`` may also hold the user's choice: keep it theirs
+    if not all(rewrites_to_device(v) for line in node.body.body for v in _moves(line) or ()):
+        return None  # ``.cuda(rank)``: one GPU of several, no ``.to(device)`` for it
     lines = statement_lines(node.body.body, rewrite=True)
     if lines is None:
         return None

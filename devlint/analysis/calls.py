@@ -164,6 +164,10 @@ class CallInterpreter(ExpressionInterpreter):
         args: list[Value],
         keywords: dict[str, Value],
     ) -> Value:
+        if receiver.kind is Kind.INSTANCE:
+            # An object of this file's own class: ``meter.cuda()`` is its own method (which
+            # mimics torch's and returns the object), not a placement.
+            return receiver if method in torch_api.MOVE_METHODS else UNKNOWN
         if method == "cuda":
             return receiver.moved(CUDA)
         if method == "cpu":

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devlint.analysis.values import CPU, UNKNOWN, Value
+from devlint.analysis.values import CPU, CUDA, UNKNOWN, Value, may_be_placed
 
 # ``torch.__version__``, ``is_torch_version(...)``, ``TORCH_VERSION``,
 # ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_1_10``: names that test the torch release.
@@ -162,6 +162,17 @@ class FileFacts:
         if self._calls_by_node is None:
             self._calls_by_node = {id(call.node): call for call in self.calls}
         return self._calls_by_node.get(id(node))
+
+    def moves_to_cuda(self, node: cst.CSTNode) -> bool:
+        """``x.cuda()`` / ``x.to(<a CUDA device>)`` of a value that may be a tensor or a
+        module (not a cast, not an object of this file's own classes)."""
+        call = self.call_of(node)
+        if call is None or call.receiver is None or not may_be_placed(call.receiver):
+            return False
+        if call.method == "cuda":
+            return True
+        target = call.args[0] if call.args else call.keywords.get("device")
+        return call.method == "to" and target is not None and target.where == CUDA
 
     def factories_meeting_inputs(self, mix: Mix) -> list[cst.Call]:
         """Tensor factories called without ``device=`` in the function ``mix`` is in, whose
