@@ -199,7 +199,7 @@ class CallInterpreter(ExpressionInterpreter):
             and args[0].kind is Kind.DEVICE
             and args[0].where == CUDA
         ):
-            return guards.CUDA_AVAILABLE
+            return guards.ON_CUDA  # ``str(device).startswith("cuda")`` classifies
         if method == "forward" and receiver.kind is Kind.MODULE:
             return self.value_call(node, receiver, args, keywords, [])
         if method == "detach" and receiver.kind is Kind.UNKNOWN:

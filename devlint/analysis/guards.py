@@ -156,18 +156,17 @@ def _membership(operator: cst.BaseCompOp, right_node: cst.BaseExpression) -> Val
 def _named_backend(
     left_node: cst.BaseExpression, operator: cst.BaseCompOp, right_node: cst.BaseExpression
 ) -> Value | None:
-    """``backend == Backend.CUDA``, ``distributed_type == DistributedType.MULTI_GPU``."""
+    """``backend == Backend.CUDA``, ``distributed_type == DistributedType.MULTI_GPU``: a
+    constant (an upper-case leaf) named for CUDA; ``args.gpu is not None`` is a user option
+    (moco), not a test of CUDA."""
     equal = isinstance(operator, cst.Equal | cst.Is)
     if not (equal or isinstance(operator, cst.NotEqual | cst.IsNot)):
         return None
     for side in (left_node, right_node):
         name = dotted_name(side)
-        if (
-            name
-            and _CUDA_CONSTANT.search(name.rsplit(".", 1)[-1])
-            and ("." in name or name.isupper())
-        ):
-            return availability("cuda", +1 if equal else -1)
+        leaf = name.rsplit(".", 1)[-1] if name else ""
+        if _CUDA_CONSTANT.search(leaf) and leaf.isupper():
+            return device_test("cuda", +1 if equal else -1)
     return None
 
 
