@@ -10,13 +10,13 @@ returns; calling a module compares its inputs with its device (a ``Mix``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 
 import libcst as cst
 
 from devlint.analysis import guards, torch_api
-from devlint.analysis.expressions import ExpressionInterpreter
+from devlint.analysis.effects import EffectInterpreter, is_float64
 from devlint.analysis.facts import CallRecord, Mix, Operand
 from devlint.analysis.interpreter import Env, Records, batch_of
 from devlint.analysis.syntax import (
@@ -36,7 +36,6 @@ from devlint.analysis.values import (
     Placement,
     Value,
     join,
-    join_placements,
 )
 
 MAX_INLINED_CALLS = 200  # per file: analysis time stays linear in the file's size
@@ -44,27 +43,15 @@ MAX_INLINED_SIZE = 25  # top-level statements of a function analysed at its call
 MAX_INLINED_DEPTH = 2  # a helper's own helper (``visible()`` returning ``list(range(count()))``)
 MAX_NESTED_INLINED_SIZE = 3  # ... when it is a one-liner or close to it
 
-# Keyword arguments of torch functions that are operands like the positional ones.
-_TENSOR_KEYWORDS = frozenset(
-    {"input", "target", "other", "weight", "bias", "pos_weight", "weights"}
-)
 # NumPy array methods that leave NumPy (``tolist``, ``item``): not arrays.
 _ARRAY_TO_HOST = frozenset({"tolist", "item", "tobytes"})
-
-
-def _is_float64(dtype: Value) -> bool:
-    """A dtype value (``torch.float64``, ``np.float64``, ``float``, ``"float64"``)."""
-    name = dtype.qualname if dtype.kind in (Kind.IMPORTED, Kind.UNKNOWN) else None
-    if dtype.kind is Kind.CONSTANT and isinstance(dtype.constant, str):
-        name = dtype.constant
-    return name in torch_api.FLOAT64_DTYPES
 
 
 # Builtins whose result is falsy exactly when their last argument, a count or flag, is.
 _GUARD_PRESERVING = frozenset({"len", "range", "list", "tuple", "sorted", "bool"})
 
 
-class CallInterpreter(ExpressionInterpreter):
+class CallInterpreter(EffectInterpreter):
     """Call handlers (see the module docstring)."""
 
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
@@ -187,7 +174,7 @@ class CallInterpreter(ExpressionInterpreter):
                 None,
             )
             if dtype is not None and result.kind is Kind.TENSOR:
-                result = replace(result, float64="explicit" if _is_float64(dtype) else "")
+                result = replace(result, float64="explicit" if is_float64(dtype) else "")
             return result
         if method == "add_argument":
             self.note_option(node, keywords)
@@ -210,7 +197,7 @@ class CallInterpreter(ExpressionInterpreter):
             return self.tensor_method(node, receiver, method, args)
         if receiver.kind is Kind.ARRAY:  # ``a.astype(np.float32)``, ``a.reshape(...)``
             if method == "astype" and args:
-                return Value(Kind.ARRAY, float64="numpy" if _is_float64(args[0]) else "")
+                return Value(Kind.ARRAY, float64="numpy" if is_float64(args[0]) else "")
             return receiver if method not in _ARRAY_TO_HOST else UNKNOWN
         return UNKNOWN
 
@@ -306,204 +293,6 @@ class CallInterpreter(ExpressionInterpreter):
         if effect is None:
             return UNKNOWN
         return self.effects[effect](node, callee, args, keywords)
-
-    def effect_availability(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        return guards.availability(torch_api.CUDA_AVAILABILITY[callee])
-
-    def effect_skip_decorator(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        polarity = +1 if callee in torch_api.SKIP_UNLESS else -1
-        return (
-            guards.CUDA_AVAILABLE if args and guards.is_cuda_guard(args[0], polarity) else UNKNOWN
-        )
-
-    def effect_device(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        first = keywords.get("type") or keywords.get("device") or (args[0] if args else None)
-        if first is not None and first.kind is Kind.DEVICE:
-            return Value(Kind.DEVICE, first.where, cuda_default=first.cuda_default)
-        return Value(Kind.DEVICE, ANY_DEVICE)
-
-    def effect_accelerator(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        return Value(Kind.DEVICE, ANY_DEVICE)
-
-    def effect_loader(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        dataset = args[0] if args else keywords.get("dataset")
-        if dataset is not None and dataset.kind is Kind.TENSOR and dataset.where:
-            return Value(Kind.LOADER, dataset.where)  # ``TensorDataset(x.to(device))``
-        return Value(Kind.LOADER)
-
-    def effect_tensor_dataset(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        if not args or any(not arg.where for arg in args):
-            return UNKNOWN
-        return Value(Kind.TENSOR, join_placements(arg.where for arg in args))
-
-    def effect_loader_wrapper(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        return self.wrapped_loader(node) if node.args else UNKNOWN
-
-    def effect_image_to_tensor(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        return Value(Kind.TENSOR, CPU)  # ``TF.to_tensor(image)``
-
-    def effect_transform(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        # ``T.Compose([..., T.ToTensor(), ...])`` returns CPU tensors, like a CPU module.
-        if callee in torch_api.TRANSFORM_PIPELINES and not self.converts_images(node):
-            return UNKNOWN
-        return Value(Kind.MODULE, CPU)
-
-    def effect_load(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        location = keywords.get("map_location")
-        if location is not None and location.kind is Kind.DEVICE:
-            return Value(Kind.TENSOR, location.where)
-        return UNKNOWN
-
-    def effect_module(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        if callee in torch_api.WRAPPERS and args:
-            return Value(Kind.MODULE, args[0].where)
-        if callee in torch_api.MODULE_CONTAINERS:  # ``nn.Sequential(a, b)``
-            if any(arg.star for arg in node.args):
-                return Value(Kind.MODULE)  # ``nn.Sequential(*layers)``: where its parts are
-            parts = [*args, *keywords.values()]
-            known = [part.where for part in parts if part.kind is Kind.MODULE]
-            if not parts or len(known) < len(parts) or None in known:
-                return Value(Kind.MODULE)  # where its parts are: unknown
-            known = [p.where for p in parts if not p.stateless] or known  # ``nn.ReLU()``
-            return Value(Kind.MODULE, join_placements(known))
-        device = keywords.get("device")
-        where = device.where if device is not None and device.kind is Kind.DEVICE else CPU
-        return Value(Kind.MODULE, where, stateless=torch_api.is_stateless_module(callee))
-
-    def effect_parameter(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        return Value(Kind.TENSOR) if args else UNKNOWN  # lives wherever its module is moved
-
-    def effect_identity(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        return args[0] if args else UNKNOWN  # ``Variable(x)`` is x
-
-    def effect_legacy_type(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        device = torch_api.legacy_tensor_type(callee)
-        return Value(Kind.TENSOR, CUDA if device == "cuda" else CPU)
-
-    def effect_factory(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        value = self.factory(node, callee, args, keywords)
-        if value.kind is not Kind.TENSOR:
-            return value
-        dtype = keywords.get("dtype")
-        if dtype is not None:
-            return replace(value, float64="explicit" if _is_float64(dtype) else "")
-        from_data = callee.endswith((".tensor", ".as_tensor", ".from_numpy", ".asarray"))
-        data = args[0] if args else UNKNOWN
-        if from_data and data.kind is Kind.ARRAY and data.float64:
-            return replace(value, float64="numpy")  # ``torch.from_numpy(np.random.rand(3))``
-        return replace(value, float64="")
-
-    def effect_numpy(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        """A NumPy array; float64 by NumPy's default unless ``dtype=`` says otherwise."""
-        dtype = keywords.get("dtype")
-        if dtype is not None:
-            return Value(Kind.ARRAY, float64="numpy" if _is_float64(dtype) else "")
-        if callee in torch_api.NUMPY_FLOAT64:
-            return Value(Kind.ARRAY, float64="numpy")
-        data = node.args[0].value if node.args else None
-        if type(data) in (cst.List, cst.Tuple):  # ``np.array([0.5, 1.5])``
-            floats = any(type(e.value) is cst.Float for e in data.elements)  # type: ignore[union-attr]
-            return Value(Kind.ARRAY, float64="numpy" if floats else "")
-        source = args[0] if args else UNKNOWN
-        return Value(Kind.ARRAY, float64=source.float64 if source.kind is Kind.ARRAY else "")
-
-    def factory(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        device = keywords.get("device")
-        if any(arg.star == "**" for arg in node.args):
-            return Value(Kind.TENSOR)  # ``**kwargs`` may carry the device
-        if device is not None:
-            return Value(Kind.TENSOR, device.where if device.kind is Kind.DEVICE else None)
-        if callee.endswith("_like") and args:
-            return Value(Kind.TENSOR, args[0].where)
-        data = node.args[0].value if node.args else None
-        from_data = callee.endswith((".tensor", ".as_tensor", ".scalar_tensor"))
-        is_number = type(data) in (cst.Integer, cst.Float) or (
-            type(data) is cst.Name and data.value in ("True", "False")
-        )
-        if from_data and not (is_number or type(data) in (cst.List, cst.Tuple)):
-            if data is None:
-                return Value(Kind.TENSOR)
-            source = self.rec.values.get(id(data), UNKNOWN)
-            if source.kind is Kind.TENSOR:  # ``torch.tensor(t)`` keeps the device of t
-                return Value(Kind.TENSOR, source.where, origins=source.origins)
-            # ``torch.tensor(rewards)``, ``torch.tensor(self.dim)``: Python data, made on the
-            # CPU; a number (0-dim, mixes with any device) unless the name says it holds
-            # several (or a shape is given: ``.view(1, 3, 1, 1)``).
-            several = torch_api.names_a_sequence(dotted_name(data) or "")
-            return Value(Kind.TENSOR, CPU, scalar=not several, origins=(node,))
-        return Value(Kind.TENSOR, CPU, scalar=from_data and is_number, origins=(node,))
-
-    def effect_operation(
-        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
-    ) -> Value:
-        return self.combine(node, list(self.tensor_operands(node)))
-
-    def converts_images(self, pipeline: cst.Call) -> bool:
-        """A ``Compose([...])`` whose list holds an image-to-tensor transform."""
-        steps = pipeline.args[0].value if pipeline.args else None
-        if not isinstance(steps, cst.List | cst.Tuple):
-            return False
-        return any(
-            (record := self.rec.calls.get(id(step.value))) is not None
-            and record.callee in torch_api.IMAGE_TO_TENSOR
-            for step in steps.elements
-        )
-
-    def wrapped_loader(self, node: cst.Call) -> Value:
-        """``tqdm(loader)`` is still the loader when the loop iterates over it."""
-        first = node.args[0].value
-        name = dotted_name(first)
-        value = self.rec.values.get(id(first), UNKNOWN)
-        if value.kind is Kind.LOADER or (name is not None and torch_api.is_loader_like_name(name)):
-            return Value(Kind.LOADER, value.where if value.kind is Kind.LOADER else None)
-        return UNKNOWN
-
-    def tensor_operands(self, node: cst.Call) -> Iterable[tuple[cst.BaseExpression, Value]]:
-        """Tensor arguments, looking inside literal lists (``torch.cat([a, b])``): positional
-        ones and the keywords that must share the input's device (``weight=w``)."""
-        values = self.rec.values
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value not in _TENSOR_KEYWORDS:
-                continue
-            if isinstance(arg.value, cst.List | cst.Tuple):
-                for element in arg.value.elements:
-                    yield element.value, values.get(id(element.value), UNKNOWN)
-            else:
-                yield arg.value, values.get(id(arg.value), UNKNOWN)
 
     # -- this file's functions, classes and callable values
 

@@ -15,8 +15,8 @@ The parts, one job each:
   never by hand), environments and their joins, the fixpoint for loops;
 - ``statements.py``: statements, branches, loops, functions and classes;
 - ``expressions.py``: expressions and operators;
-- ``calls.py``: calls: torch APIs (through ``torch_api.call_effect``), tensor and module
-  methods, this file's functions and classes;
+- ``calls.py``: calls: tensor and module methods, this file's functions and classes, and
+  the dispatch of torch APIs to ``effects.py`` (one handler per ``torch_api.Effect``);
 - ``guards.py``: availability as a boolean value domain; ``requirements.py``: *CUDA
   required* contexts; ``torch_api.py``: the torch semantics table and the name guesses;
 - ``facts.py``: what rules read (records and the query API); ``values.py``: the lattice.
