@@ -79,6 +79,8 @@ def test_per_file_ignores_allow_cuda_specific_files(tmp_path: Path) -> None:
     (tmp_path / "platforms").mkdir()
     for name in ("platforms/cuda.py", "generic.py"):
         (tmp_path / name).write_text(LIBRARY, encoding="utf-8")
-    result = CliRunner().invoke(main, ["check", "--no-cache", str(tmp_path)])
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--output-format", "concise", str(tmp_path)]
+    )
     reported = {line.split(":", 1)[0] for line in result.output.splitlines() if "DEV017" in line}
     assert reported == {str(tmp_path / "generic.py")}
