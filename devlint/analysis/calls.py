@@ -60,8 +60,7 @@ class CallInterpreter(EffectInterpreter):
         self.inline_depth = 0
         self.inline_budget = MAX_INLINED_CALLS
         self.inlined: dict[tuple[object, ...], Value] = {}  # inline_call's answers
-        self.effects: dict[Effect, Callable[[cst.Call, str, list[Value], dict[str, Value]], Value]]
-        self.effects = {effect: getattr(self, f"effect_{effect.name.lower()}") for effect in Effect}
+        self.effects = _effect_handlers(type(self))
 
     def call(self, node: cst.Call) -> Value:
         func = node.func
@@ -292,7 +291,7 @@ class CallInterpreter(EffectInterpreter):
             return guards.CUDA_AVAILABLE
         if effect is None:
             return UNKNOWN
-        return self.effects[effect](node, callee, args, keywords)
+        return self.effects[effect](self, node, callee, args, keywords)
 
     # -- this file's functions, classes and callable values
 
@@ -436,3 +435,19 @@ class CallInterpreter(EffectInterpreter):
         for value in returned[1:]:
             result = join(result, value)
         return replace(result, origins=())
+
+
+_EffectHandler = Callable[[CallInterpreter, cst.Call, str, list[Value], dict[str, Value]], Value]
+
+
+_EFFECT_HANDLERS_BY_CLASS: dict[type, dict] = {}
+
+
+def _effect_handlers(interpreter: type[CallInterpreter]) -> dict[Effect, _EffectHandler]:
+    """``effect_<name>`` for each effect, as plain functions (no cycle through the
+    interpreter: see ``expressions.handlers``)."""
+    if interpreter not in _EFFECT_HANDLERS_BY_CLASS:
+        _EFFECT_HANDLERS_BY_CLASS[interpreter] = {
+            effect: getattr(interpreter, f"effect_{effect.name.lower()}") for effect in Effect
+        }
+    return _EFFECT_HANDLERS_BY_CLASS[interpreter]

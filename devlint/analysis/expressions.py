@@ -50,13 +50,13 @@ class ExpressionInterpreter(DefinitionInterpreter):
 
     def expr(self, node: cst.BaseExpression) -> Value:
         handler = self.handlers.get(type(node))
-        value = handler(node) if handler is not None else UNKNOWN
+        value = handler(self, node) if handler is not None else UNKNOWN
         self.rec.values[id(node)] = value
         return value
 
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
         super().__init__(guard_functions, guard_attributes)
-        self.handlers = handlers(self)
+        self.handlers = handlers(type(self))
 
     def call(self, node: cst.Call) -> Value:
         raise NotImplementedError  # calls.py
@@ -473,8 +473,17 @@ _HANDLER_NAMES: dict[type, str] = {
 }
 
 
+_HANDLERS_BY_CLASS: dict[type, dict] = {}
+
+
 def handlers(
-    interpreter: ExpressionInterpreter,
-) -> dict[type, Callable[[cst.BaseExpression], Value]]:
-    """The expression handlers of one interpreter, by node type."""
-    return {kind: getattr(interpreter, name) for kind, name in _HANDLER_NAMES.items()}
+    interpreter: type[ExpressionInterpreter],
+) -> dict[type, Callable[[ExpressionInterpreter, cst.BaseExpression], Value]]:
+    """The expression handlers of an interpreter class, by node type: plain functions, not
+    bound methods (bound ones held by the interpreter would make it a reference cycle, and
+    every file's tree would wait for the cyclic collector)."""
+    if interpreter not in _HANDLERS_BY_CLASS:
+        _HANDLERS_BY_CLASS[interpreter] = {
+            kind: getattr(interpreter, name) for kind, name in _HANDLER_NAMES.items()
+        }
+    return _HANDLERS_BY_CLASS[interpreter]

@@ -35,9 +35,7 @@ class StatementInterpreter(Interpreter):
         super().__init__(guard_functions, guard_attributes)
         self.refuses_without_cuda = False  # a function here refuses to run without CUDA
         self.star_modules: list[str] = []  # ``from torch.nn import *``, in order
-        self.compound: dict[type, Callable[[cst.CSTNode], None]] = {
-            kind: getattr(self, name) for kind, name in _COMPOUND_NAMES.items()
-        }
+        self.compound = _compound_handlers(type(self))
 
     def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
         """Run a block; True when it always leaves (return, raise, continue, break, exit)."""
@@ -100,7 +98,7 @@ class StatementInterpreter(Interpreter):
             return self.suite(stmt.body)
         handler = self.compound.get(kind)
         if handler is not None:
-            handler(stmt)
+            handler(self, stmt)
         return False
 
     def small_statement(self, small: cst.BaseSmallStatement) -> bool:
@@ -464,3 +462,17 @@ _COMPOUND_NAMES: dict[type, str] = {
     cst.FunctionDef: "plain_function_def",
     cst.ClassDef: "class_def",
 }
+
+
+_COMPOUND_HANDLERS_BY_CLASS: dict[type, dict] = {}
+
+
+def _compound_handlers(
+    interpreter: type[StatementInterpreter],
+) -> dict[type, Callable[[StatementInterpreter, cst.CSTNode], None]]:
+    """Plain functions by node type (no bound methods on the interpreter: no cycle)."""
+    if interpreter not in _COMPOUND_HANDLERS_BY_CLASS:
+        _COMPOUND_HANDLERS_BY_CLASS[interpreter] = {
+            kind: getattr(interpreter, name) for kind, name in _COMPOUND_NAMES.items()
+        }
+    return _COMPOUND_HANDLERS_BY_CLASS[interpreter]
