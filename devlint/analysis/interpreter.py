@@ -60,12 +60,19 @@ class Context:
 
     def changed(self, changes: dict[str, object]) -> Context:
         """This context with some fields changed (``dataclasses.replace`` without its
-        introspection: this runs for every branch and block)."""
+        introspection: this runs for every branch)."""
         if not changes:
             return self
-        fields = {name: getattr(self, name) for name in self.__slots__}
-        fields.update(changes)
-        return Context(**fields)
+        get = changes.get
+        return Context(
+            get("guarded", self.guarded),  # type: ignore[arg-type]
+            get("loop", self.loop),  # type: ignore[arg-type]
+            get("function", self.function),  # type: ignore[arg-type]
+            get("class_name", self.class_name),  # type: ignore[arg-type]
+            get("conditional", self.conditional),  # type: ignore[arg-type]
+            get("branches", self.branches),  # type: ignore[arg-type]
+            get("backends_tested", self.backends_tested),  # type: ignore[arg-type]
+        )
 
 
 class Scope:

@@ -18,7 +18,7 @@ import libcst as cst
 
 from devlint.analysis import guards, torch_api
 from devlint.analysis.facts import Branch, Conditional, LoaderLoop
-from devlint.analysis.interpreter import Env, Interpreter, element_of
+from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
 from devlint.analysis.syntax import dotted_name, module_name, string_value
 from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu, join_placement
 
@@ -40,7 +40,7 @@ class StatementInterpreter(Interpreter):
     def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
         """Run a block; True when it always leaves (return, raise, continue, break, exit)."""
         exits = False
-        with self.scope():
+        with Scope(self, {}):  # what an early exit narrows ends with the block
             for index, statement in enumerate(statements):
                 following = statements[index + 1] if index + 1 < len(statements) else None
                 if self.statement(statement, following):
