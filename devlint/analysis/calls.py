@@ -206,20 +206,13 @@ class CallInterpreter(EffectInterpreter):
         default = keywords.get("default")
         if default is None or default.kind is not Kind.DEVICE or default.cuda_default is None:
             return
+        dest = keywords.get("dest", UNKNOWN).constant
         flags = [string_value(arg.value) or "" for arg in node.args if arg.keyword is None]
         names = [flag.lstrip("-").replace("-", "_") for flag in flags if flag.startswith("--")]
-        dest = next(
-            (
-                s
-                for a in node.args
-                if a.keyword and a.keyword.value == "dest" and (s := string_value(a.value))
-            ),
-            None,
-        )
-        for name in [dest] if dest else names[:1]:
-            self.option_defaults[name] = Value(
-                Kind.DEVICE, ANY_DEVICE, cuda_default=default.cuda_default
-            )
+        name = dest if isinstance(dest, str) else next(iter(names), None)
+        if name is not None:
+            value = Value(Kind.DEVICE, ANY_DEVICE, cuda_default=default.cuda_default)
+            self.option_defaults[name] = value
             self.rec.definition_literals.add(id(default.cuda_default))
 
     def module_method(
