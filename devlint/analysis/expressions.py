@@ -82,9 +82,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         such as ``range`` and ``print`` stay themselves)."""
         if not self.star_modules or name in _BUILTINS:
             return UNKNOWN
-        # ``torch.nn`` exports the module classes (capitalised), the others functions.
-        wanted = [m for m in self.star_modules if m.endswith(".nn") == name[:1].isupper()]
-        module = (wanted or self.star_modules)[-1]
+        module = torch_api.star_import_source(name, self.star_modules)
         return Value(Kind.IMPORTED, qualname=f"{module}.{name}")
 
     def string(self, node: cst.SimpleString) -> Value:

@@ -22,8 +22,6 @@ from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
 from devlint.analysis.syntax import dotted_name, module_name, string_value
 from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu, join_placement
 
-# Packages whose star imports are resolved: their public names are torch's and NumPy's.
-_STAR_RESOLVED = frozenset({"torch", "numpy"})
 # Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
 _ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
 
@@ -206,7 +204,7 @@ class StatementInterpreter(Interpreter):
             # ``from torch.nn import *``: unbound names resolve there (``name``); names from
             # other modules' star imports stay unknown and the rest of the file is analysed.
             module = module_name(node.module)
-            if not node.relative and module.split(".", 1)[0] in _STAR_RESOLVED:
+            if not node.relative and module.split(".", 1)[0] in torch_api.STAR_RESOLVED_PACKAGES:
                 self.star_modules.append(module)
             return
         base = "." * len(node.relative) + module_name(node.module)

@@ -572,3 +572,16 @@ NOT_CUDA_CONTRACT_NAME = re.compile(
 # (eval/heldout4 factory cast).
 def names_a_dtype(name: str) -> bool:
     return name.rsplit(".", 1)[-1].endswith("dtype")
+
+
+# Star imports (``from torch.nn import *``): packages whose exported names are resolved, and
+# which of several star-imported modules an unbound name comes from. ``torch.nn`` exports
+# the module classes (capitalised: ``Linear``), the others functions (``randn``) — torch's
+# own naming convention, seen in the tutorials that star-import both.
+STAR_RESOLVED_PACKAGES = frozenset({"torch", "numpy"})
+
+
+def star_import_source(name: str, modules: list[str]) -> str:
+    """The star-imported module (the last that fits) an unbound ``name`` comes from."""
+    fitting = [m for m in modules if m.endswith(".nn") == name[:1].isupper()]
+    return (fitting or modules)[-1]
