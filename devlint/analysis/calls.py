@@ -302,7 +302,7 @@ class CallInterpreter(EffectInterpreter):
             # is empty exactly where CUDA is absent, so it tests and iterates like the count.
             return args[-1]
         if callee.kind is Kind.CLASS:
-            return self.instantiate(callee)
+            return self.instantiate(callee, args, keywords)
         if callee.kind is Kind.TENSOR_TYPE:
             return Value(Kind.TENSOR, callee.where)  # ``Tensor(3, 4)`` of a legacy type
         leaf = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
@@ -318,8 +318,9 @@ class CallInterpreter(EffectInterpreter):
             return UNKNOWN
         return self.module_call(node, callee)
 
-    def instantiate(self, callee: Value) -> Value:
-        """An instance of a class defined in this file: a module on the CPU, or an object."""
+    def instantiate(self, callee: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
+        """An instance of a class defined in this file: a module on the CPU, or an object
+        (a dataset's placement is where its items are: ``datasets.py``)."""
         if callee.qualname in self.module_classes:
             stateless = callee.qualname in self.stateless_classes
             return Value(Kind.MODULE, CPU, qualname=callee.qualname, stateless=stateless)
@@ -400,8 +401,25 @@ class CallInterpreter(EffectInterpreter):
         return result
 
     def inline(self, node: cst.FunctionDef, args: list[Value], keywords: dict[str, Value]) -> Value:
+        returned = self.detached(node, self.argument_env(node, args, keywords))[1]
+        if not returned:
+            return UNKNOWN
+        result = returned[0]
+        for value in returned[1:]:
+            result = join(result, value)
+        return replace(result, origins=())
+
+    def argument_env(
+        self,
+        node: cst.FunctionDef,
+        args: list[Value],
+        keywords: dict[str, Value],
+        bound: int = 0,
+    ) -> Env:
+        """A function's parameters bound to a call's arguments (after ``bound`` leading
+        ones, ``self`` of a method); a device-like parameter not given is any device."""
         env: Env = {}
-        positional = [*node.params.posonly_params, *node.params.params]
+        positional = [*node.params.posonly_params, *node.params.params][bound:]
         for param in parameters(node.params):
             name = param.name.value
             value = keywords.get(name, UNKNOWN)
@@ -410,24 +428,25 @@ class CallInterpreter(EffectInterpreter):
             env[name] = value
         for param, value in zip(positional, args, strict=False):
             env[param.name.value] = value
+        return env
+
+    def detached(
+        self, node: cst.FunctionDef, env: Env, **context: object
+    ) -> tuple[Env, list[Value]]:
+        """Run a function body from ``env`` without recording anything for the rules: the
+        environment it ends with and the values it returns (``context``: a method's class)."""
         saved = (self.env, self.rec, self.pending, self.returns)
         saved_flow = (self.cuda_required, self.exits_without_cuda)
         self.env, self.rec, self.pending, self.returns = env, Records(), [], []
         self.inline_depth += 1
         try:
-            with self.scope(function=node, loop=None):
+            with self.scope(function=node, loop=None, **context):
                 self.suite(node.body)
-            returned = self.returns
+            return self.env, self.returns
         finally:
             self.inline_depth -= 1
             self.cuda_required, self.exits_without_cuda = saved_flow
             self.env, self.rec, self.pending, self.returns = saved
-        if not returned:
-            return UNKNOWN
-        result = returned[0]
-        for value in returned[1:]:
-            result = join(result, value)
-        return replace(result, origins=())
 
 
 _EffectHandler = Callable[[CallInterpreter, cst.Call, str, list[Value], dict[str, Value]], Value]

@@ -35,6 +35,9 @@ class DefinitionInterpreter(StatementInterpreter):
         # (``decode``; decided at the first call, see ``calls.computes_like_forward``).
         self.module_methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self.class_attributes: dict[str, Env] = {}
+        # This file's ``torch.utils.data.Dataset`` classes and their methods (own and those
+        # of this file's dataset classes they derive from): ``datasets.py`` runs them.
+        self.dataset_classes: dict[str, dict[str, cst.FunctionDef]] = {}
         self.function_defs: dict[str, cst.FunctionDef] = {}  # module-level functions
         # The arguments of each call of a module-level function, and the parameter values
         # each body was analysed with.
@@ -81,14 +84,8 @@ class DefinitionInterpreter(StatementInterpreter):
         return qualname in self.guard_functions or name in self.guard_functions
 
     def class_def(self, node: cst.ClassDef) -> None:
-        is_module = False
-        for base in node.bases:
-            value = self.expr(base.value)
-            if (value.kind is Kind.IMPORTED and torch_api.is_module_class(value.qualname)) or (
-                value.kind is Kind.CLASS and value.qualname in self.module_classes
-            ):
-                is_module = True
         name = node.name.value
+        is_module, dataset_bases = self.class_bases(node)
         if is_module:
             self.module_classes.add(name)
             if name.endswith("Loss") or any(
@@ -105,12 +102,34 @@ class DefinitionInterpreter(StatementInterpreter):
             else:
                 self.statement(statement, None)
         self.env = saved_env
+        own = {method.name.value: method for method in methods}
         if is_module:
-            self.module_methods[name] = {method.name.value: method for method in methods}
+            self.module_methods[name] = own
+        if dataset_bases is not None:
+            self.dataset_classes[name] = {**dataset_bases, **own}
         methods.sort(key=lambda method: method.name.value != "__init__")
         for method in methods:
             self.function_def(method, class_name=name)
         self.env[name] = Value(Kind.CLASS, qualname=name)
+
+    def class_bases(self, node: cst.ClassDef) -> tuple[bool, dict[str, cst.FunctionDef] | None]:
+        """Whether a class is an ``nn.Module``; for a ``Dataset``, the methods it inherits
+        from this file's dataset classes (None: not a dataset)."""
+        is_module = False
+        inherited: dict[str, cst.FunctionDef] | None = None
+        for base in node.bases:
+            value = self.expr(base.value)
+            if type(base.value) is cst.Subscript:  # ``Dataset[Tensor]``
+                value = self.rec.values.get(id(base.value.value), UNKNOWN)
+            if (value.kind is Kind.IMPORTED and torch_api.is_module_class(value.qualname)) or (
+                value.kind is Kind.CLASS and value.qualname in self.module_classes
+            ):
+                is_module = True
+            if value.kind is Kind.IMPORTED and value.qualname in torch_api.DATASET_CLASSES:
+                inherited = inherited or {}
+            elif value.kind is Kind.CLASS and value.qualname in self.dataset_classes:
+                inherited = {**self.dataset_classes[value.qualname], **(inherited or {})}
+        return is_module, inherited
 
     def run_pending(self) -> None:
         while self.pending:

@@ -32,6 +32,10 @@ def is_float64(dtype: Value) -> bool:
     return name in torch_api.FLOAT64_DTYPES
 
 
+# Values whose placement says where a loader over them batches.
+_DATASETS = (Kind.TENSOR, Kind.INSTANCE)
+
+
 class EffectInterpreter(ExpressionInterpreter):
     """The effect handlers (see the module docstring)."""
 
@@ -65,8 +69,10 @@ class EffectInterpreter(ExpressionInterpreter):
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         dataset = args[0] if args else keywords.get("dataset")
-        if dataset is not None and dataset.kind is Kind.TENSOR and dataset.where:
-            return Value(Kind.LOADER, dataset.where)  # ``TensorDataset(x.to(device))``
+        if dataset is not None and dataset.kind in _DATASETS and dataset.where:
+            # ``TensorDataset(x.to(device))``, this file's dataset of device tensors
+            # (``datasets.py``): the batches are where the dataset's items are.
+            return Value(Kind.LOADER, dataset.where)
         return Value(Kind.LOADER)
 
     def effect_tensor_dataset(

@@ -86,6 +86,8 @@ EXIT_CALLS = frozenset(
 ACCELERATOR_DEVICE_FUNCTIONS = frozenset({"torch.accelerator.current_accelerator"})
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# Map-style datasets: a subclass defined in the file yields what its ``__getitem__`` returns.
+DATASET_CLASSES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
 TENSOR_DATASETS = frozenset(
     {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
 )

@@ -189,6 +189,48 @@ CASES = {
             x = x.to(device)
             probe(x)  # where: cuda
     """,
+    "loader_over_this_files_dataset": """
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+        device = torch.device("cuda")
+        class MovedInInit(Dataset):
+            def __init__(self, x, y):
+                self.x = torch.tensor(x).cuda()
+                self.y = torch.tensor(y).to(device)
+            def __len__(self):
+                return len(self.x)
+            def __getitem__(self, i):
+                return self.x[i], self.y[i]
+        class Keeps(Dataset[torch.Tensor]):
+            def __init__(self, x):
+                self.x = x
+            def __getitem__(self, i):
+                return self.x[i]
+        class MovesItems(Keeps):
+            def __getitem__(self, i):
+                return self.x[i].to(device)
+        class NotADataset:
+            def __init__(self, x):
+                self.x = x.cuda()
+            def __getitem__(self, i):
+                return self.x[i]
+        for x, y in DataLoader(MovedInInit([[1.0]], [0])):
+            probe(x)  # where: cuda
+            probe(y)  # where: cuda
+        for x in DataLoader(Keeps(torch.randn(8, 2))):
+            probe(x)  # where: cpu
+        for x in DataLoader(dataset=Keeps(torch.randn(8, 2).to(device))):
+            probe(x)  # where: cuda
+        for x in DataLoader(Keeps(load())):
+            probe(x)  # where: cpu
+        for x in DataLoader(MovesItems(torch.randn(8, 2))):
+            probe(x)  # where: cuda
+        for x in DataLoader(NotADataset(torch.randn(8, 2))):
+            probe(x)  # where: cpu
+        def main(data):
+            for x in DataLoader(MovedInInit(data, data), batch_size=2):
+                probe(x)  # where: cuda
+    """,
     "closure_of_nested_function": """
         import torch
         from torch import nn

@@ -1,0 +1,81 @@
+"""The interpreter's datasets: where the items of this file's ``Dataset`` classes live.
+
+``DataLoader(TensorDataset(x.to(device)))`` yields batches on the device
+(``effects.effect_loader``); so does a loader over this file's own
+``torch.utils.data.Dataset`` subclass whose ``__getitem__`` returns device tensors,
+typically ones its ``__init__`` moved there (``self.x = torch.tensor(x).cuda()``). When
+such a class is instantiated, ``__init__`` and then ``__getitem__`` run detached, like an
+inlined call (nothing is recorded for the rules: the methods' own analysis stands), with
+the constructor's arguments; the instance's placement is where the items may be. Items on
+the CPU, or unknown, leave the loader's batches on the CPU as before. Answers are kept per
+class and argument values, and count against the inlining budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis.calls import MAX_INLINED_DEPTH, CallInterpreter
+from devlint.analysis.interpreter import Env
+from devlint.analysis.values import Kind, Placement, Value, join
+
+
+class DatasetInterpreter(CallInterpreter):
+    """Instances of this file's dataset classes (see the module docstring)."""
+
+    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
+        super().__init__(guard_functions, guard_attributes)
+        self.item_placements: dict[tuple[object, ...], Placement] = {}
+
+    def instantiate(self, callee: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
+        value = super().instantiate(callee, args, keywords)
+        methods = self.dataset_classes.get(callee.qualname or "")
+        if value.kind is not Kind.INSTANCE or not methods or "__getitem__" not in methods:
+            return value
+        key = (callee.qualname, tuple(args), tuple(sorted(keywords.items())))
+        if key not in self.item_placements:
+            self.item_placements[key] = self.item_placement(
+                callee.qualname or "", methods, args, keywords
+            )
+        return replace(value, where=self.item_placements[key])
+
+    def item_placement(
+        self,
+        class_name: str,
+        methods: dict[str, cst.FunctionDef],
+        args: list[Value],
+        keywords: dict[str, Value],
+    ) -> Placement:
+        """Where the items of a new instance may be (None: unknown)."""
+        if self.inline_depth >= MAX_INLINED_DEPTH or self.inline_budget <= 0:
+            return None
+        self.inline_budget -= 1
+        init, getitem = methods.get("__init__"), methods["__getitem__"]
+        attributes: dict[str, Value] = {}  # what ``__init__`` stored, by attribute name
+        if init is not None and _receiver(init):
+            env = self.argument_env(init, args, keywords, bound=1)
+            final, _ = self.detached(init, env, class_name=class_name)
+            prefix = f"{_receiver(init)}."
+            attributes = {k[len(prefix) :]: v for k, v in final.items() if k.startswith(prefix)}
+        receiver = _receiver(getitem)
+        if not receiver:
+            return None
+        env = self.argument_env(getitem, [], {}, bound=1)
+        for attribute, value in attributes.items():
+            env[f"{receiver}.{attribute}"] = value
+            self.remember(f"{receiver}.{attribute}")
+        _, returned = self.detached(getitem, env, class_name=class_name)
+        if not returned:
+            return None
+        item = returned[0]
+        for value in returned[1:]:
+            item = join(item, value)
+        return item.where if item.kind is Kind.TENSOR else None
+
+
+def _receiver(method: cst.FunctionDef) -> str | None:
+    """The name a method calls its instance (``self``)."""
+    params = [*method.params.posonly_params, *method.params.params]
+    return params[0].name.value if params else None
