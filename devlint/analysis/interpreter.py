@@ -17,6 +17,8 @@ The parts, one job each:
 - ``expressions.py``: expressions and operators;
 - ``calls.py``: calls: tensor and module methods, this file's functions and classes, and
   the dispatch of torch APIs to ``effects.py`` (one handler per ``torch_api.Effect``);
+- ``datasets.py``: instances of the file's own ``Dataset`` classes (where their items are,
+  for the loaders over them);
 - ``guards.py``: availability as a boolean value domain; ``requirements.py``: *CUDA
   required* contexts; ``torch_api.py``: the torch semantics table and the name guesses;
 - ``facts.py``: what rules read (records and the query API); ``values.py``: the lattice.
