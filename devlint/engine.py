@@ -12,12 +12,12 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from devlint.analysis import analyze
 from devlint.diagnostics import Diagnostic, Location
 from devlint.edits import FixContext
 from devlint.noqa import suppress
+from devlint.positions import positions_of
 from devlint.rule import Finding, Rule, RuleSettings, all_rules
 from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
@@ -172,7 +172,7 @@ def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[
     ]
     if not found:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = positions_of(module)
     unique: dict[tuple[str, int], tuple[Rule, Finding]] = {}
     for rule, finding in found:
         unique.setdefault((rule.code, id(finding.node)), (rule, finding))

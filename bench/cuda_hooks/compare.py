@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from devlint.analysis import accelerator_api
 from devlint.analysis.analyzer import analyze
@@ -36,6 +35,7 @@ from devlint.analysis.torch_api import CUDA_ONLY_CALLS as RAISING
 from devlint.api import lint_path
 from devlint.engine import CheckOptions
 from devlint.fixing import fix_text
+from devlint.positions import positions_of
 from devlint.torch_target import TorchVersion, format_target, parse_target
 
 CODES = frozenset({"DEV011", "DEV017"})
@@ -66,7 +66,7 @@ def load(tree: Path, relative: str, options: CheckOptions, analyse: bool) -> Fil
     except cst.ParserSyntaxError:
         return report
     report.facts = analyze(module)
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = positions_of(module)
     for call in report.facts.calls:
         report.rows.setdefault(positions[call.node].start.line, []).append(call)
     return report

@@ -11,10 +11,10 @@ import textwrap
 
 import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from devlint.analysis import analyze
 from devlint.analysis.values import Kind
+from devlint.positions import positions_of
 
 MARK = re.compile(r"#\s*where:\s*(?P<where>[a-z, ]+)")
 
@@ -22,7 +22,7 @@ MARK = re.compile(r"#\s*where:\s*(?P<where>[a-z, ]+)")
 def probes(source: str) -> list[tuple[int, str, str]]:
     module = cst.parse_module(source)
     facts = analyze(module)
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = positions_of(module)
     lines = source.splitlines()
     found = []
     for call in facts.calls:
@@ -464,7 +464,7 @@ def requirement_states(source: str) -> list[tuple[int, str, str]]:
 
     module = cst.parse_module(source)
     facts = analyze(module)
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = positions_of(module)
     lines = source.splitlines()
     found = []
     for call in facts.calls:
