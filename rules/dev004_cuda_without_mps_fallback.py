@@ -9,6 +9,10 @@ from devlint.codemod import mps_variant, rewrites_to_device, statement_lines, to
 from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
+TYPE_MESSAGE = (
+    "Tensor type choice falls back from CUDA straight to CPU, skipping Apple's MPS "
+    "(legacy tensor types have no MPS variant: choose a device, create tensors on it)"
+)
 MOVE_MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
 FOLD = "Move with `.to(device)` on the selected device"
 THREE_WAY = "Try MPS before falling back to the CPU"
@@ -21,6 +25,10 @@ class CudaWithoutMpsFallback(Rule):
     `"cuda" if torch.cuda.is_available() else "cpu"` (also inside `torch.device(...)`),
     the same as an `if`/`else` statement, or a helper function that returns
     `torch.device("cuda")` when CUDA is available and `torch.device("cpu")` otherwise.
+
+    A choice between legacy tensor types (`torch.cuda.FloatTensor if cuda else
+    torch.FloatTensor`, through which old scripts make every tensor) is one too; it has
+    no fix, since there is no MPS tensor type: choose a device and create tensors on it.
 
     It also checks for `x.cuda() if torch.cuda.is_available() else x`, which chooses
     CUDA or nothing, so the code runs on the CPU on a Mac. The same move written as an
@@ -84,6 +92,9 @@ class CudaWithoutMpsFallback(Rule):
             if test.kind is Kind.GUARD and test.polarity < 0:
                 when_true, when_false = when_false, when_true
             if when_true == CUDA and when_false == CPU:
+                if _chooses_tensor_types(node, facts):
+                    yield Finding(node, TYPE_MESSAGE)
+                    continue
                 positive = test.kind is not Kind.GUARD or test.polarity > 0
                 yield Finding(
                     node, MESSAGE, _add_mps(conditional, _gate(conditional)) if positive else None
@@ -216,8 +227,14 @@ def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:
 
 
 def _device(facts: FileFacts, expr: cst.BaseExpression) -> Placement:
+    """The device ``expr`` names: a device, or a legacy tensor type's device."""
     value = facts.value_of(expr)
-    return value.where if value.kind is Kind.DEVICE else None
+    return value.where if value.kind in (Kind.DEVICE, Kind.TENSOR_TYPE) else None
+
+
+def _chooses_tensor_types(node: cst.If | cst.IfExp, facts: FileFacts) -> bool:
+    """``torch.cuda.FloatTensor if cuda else torch.FloatTensor``: no MPS type to add."""
+    return isinstance(node, cst.IfExp) and facts.value_of(node.body).kind is Kind.TENSOR_TYPE
 
 
 def _returns(statements: Sequence[cst.CSTNode]) -> bool:

@@ -290,6 +290,8 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 sides.append(self.expr(part))
         self.env, self.cuda_required = saved_env, required
         body, orelse = sides
+        body, orelse = _as_tensor_type(body, orelse), _as_tensor_type(orelse, body)
+        self.rec.values[id(node.body)], self.rec.values[id(node.orelse)] = body, orelse
         flag = guards.conditional(test, body, orelse)  # ``True if avail else False``
         if flag is not None:
             return flag
@@ -485,3 +487,10 @@ def handlers(
             kind: getattr(interpreter, name) for kind, name in _HANDLER_NAMES.items()
         }
     return _HANDLERS_BY_CLASS[interpreter]
+
+
+def _as_tensor_type(value: Value, other: Value) -> Value:
+    """``torch.Tensor`` opposite a legacy tensor type is the (CPU) default type."""
+    if other.kind is Kind.TENSOR_TYPE and value.qualname == torch_api.DEFAULT_TENSOR_TYPE:
+        return Value(Kind.TENSOR_TYPE, CPU)
+    return value

@@ -415,6 +415,12 @@ def legacy_tensor_type(qualname: str | None) -> str | None:
     return {"torch.cuda": "cuda", "torch": "cpu"}.get(head)
 
 
+# ``torch.Tensor`` as a type is the default tensor type, a CPU one (``x.type(torch.Tensor)``
+# and ``torch.Tensor(3)`` make CPU float tensors): read so opposite a legacy type
+# (``torch.cuda.FloatTensor if cuda else torch.Tensor``), a class anywhere else.
+DEFAULT_TENSOR_TYPE = "torch.Tensor"
+
+
 # Wrappers that return their tensor argument (``Variable(x)``: a tensor since torch 0.4).
 IDENTITY_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 

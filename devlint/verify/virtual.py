@@ -257,6 +257,7 @@ class VirtualDevice:
             T.to: self._to,
             T.cuda: self._accelerator_method("cuda"),
             T.cpu: self._cpu,
+            T.type: self._type,
             T.numpy: self._numpy,
             T.__array__: self._numpy,
             T.pin_memory: self._pin_memory,
@@ -337,6 +338,29 @@ class VirtualDevice:
             return self._move(args[0], target, non_blocking=non_blocking)
 
         return move
+
+    def _type(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``x.type(torch.cuda.FloatTensor)`` moves to CUDA, ``x.type(torch.FloatTensor)``
+        to the CPU (also as strings); a dtype keeps the device."""
+        wanted = args[1] if len(args) > 1 else kwargs.get("dtype")
+        if isinstance(wanted, str):
+            head, _, leaf = wanted.rpartition(".")
+            wanted = getattr(self.torch.cuda if head == "torch.cuda" else self.torch, leaf, wanted)
+        cpu_type = getattr(wanted, "virtual_cpu_type", None)
+        if cpu_type is not None:  # the virtual ``torch.cuda.FloatTensor``
+            return self._move(args[0], self.canon("cuda"), dtype=cpu_type.dtype)
+        if isinstance(wanted, type) and self.device_of(args[0]) != "cpu":
+            dtype = getattr(wanted, "dtype", None)  # ``torch.FloatTensor``; ``torch.Tensor``:
+            if not isinstance(dtype, self.torch.dtype):  # the default type
+                dtype = self.torch.get_default_dtype()
+            return self._move(args[0], "cpu", dtype=dtype)
+        result = func(*args, **kwargs)  # a dtype: the tensor stays where it is
+        device = self.device_of(args[0])
+        if isinstance(result, self.torch.Tensor) and device != "cpu":
+            if device.startswith("mps"):
+                self._check_float64(result)
+            self.tag(result, device)
+        return result
 
     def _cpu(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.device_of(args[0]) == "cpu":

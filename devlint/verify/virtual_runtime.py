@@ -151,6 +151,7 @@ def _legacy_type(session: Any, cpu_type: Any) -> type:
             return made
 
     LegacyType.__name__ = LegacyType.__qualname__ = cpu_type.__name__
+    LegacyType.virtual_cpu_type = cpu_type  # type: ignore[attr-defined]  # for ``x.type(...)``
     return LegacyType
 
 

@@ -117,3 +117,21 @@ def test_a_cuda_checkpoint_loads_only_where_cuda_is() -> None:
         buffer.seek(0)
         state = torch.load(buffer, map_location="mps")
         assert {str(t.device) for t in state.values()} == {"mps:0"}
+
+
+def test_legacy_tensor_types_move_with_type() -> None:
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice("cuda"):
+        x = torch.randn(2, dtype=torch.float64)
+        on_gpu = x.type(torch.cuda.FloatTensor)
+        assert str(on_gpu.device) == "cuda:0" and on_gpu.dtype == torch.float32
+        assert x.type("torch.cuda.HalfTensor").is_cuda
+        assert on_gpu.type(torch.float16).is_cuda  # a dtype keeps the device
+        back = on_gpu.type(torch.FloatTensor)
+        assert back.device.type == "cpu"
+        assert on_gpu.type(torch.Tensor).device.type == "cpu"  # the default (CPU) type
+        with pytest.raises(RuntimeError, match=MIXED):
+            torch.nn.Linear(2, 1).cuda()(back.unsqueeze(0))
