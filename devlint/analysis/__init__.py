@@ -5,7 +5,8 @@ Where each question is decided:
 - "Is this batch on the CPU?", "where does this value live?": the interpreter
   (``interpreter.py`` state and joins; ``statements.py``, ``definitions.py``,
   ``expressions.py``, ``calls.py``, ``effects.py`` the handlers; ``datasets.py`` where
-  the items of the file's own ``Dataset`` classes are) over the lattice in ``values.py``.
+  the items of the file's own ``Dataset`` classes are, ``module_classes.py`` where its
+  ``nn.Module`` instances are) over the lattice in ``values.py``.
 - "What does this torch API do to placement?" and "does this module have a device?":
   ``torch_api.py``, the semantics table (``call_effect``, ``STATELESS_MODULES``), with the
   few name guesses devlint still makes in its last section.

@@ -13,13 +13,13 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis import requirements
-from devlint.analysis.datasets import DatasetInterpreter
+from devlint.analysis.module_classes import ModuleClassInterpreter
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.interpreter import Env
 from devlint.analysis.values import may_be_accelerator
 
 
-class Analyzer(DatasetInterpreter):
+class Analyzer(ModuleClassInterpreter):
     """Builds ``FileFacts`` for one module. Use ``analyze``."""
 
     def analyze(self, module: cst.Module) -> FileFacts:

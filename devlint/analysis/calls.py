@@ -432,9 +432,10 @@ class CallInterpreter(EffectInterpreter):
 
     def detached(
         self, node: cst.FunctionDef, env: Env, **context: object
-    ) -> tuple[Env, list[Value]]:
+    ) -> tuple[Env, list[Value], Records]:
         """Run a function body from ``env`` without recording anything for the rules: the
-        environment it ends with and the values it returns (``context``: a method's class)."""
+        environment it ends with, the values it returns and what it would have recorded
+        (``context``: a method's class)."""
         saved = (self.env, self.rec, self.pending, self.returns)
         saved_flow = (self.cuda_required, self.exits_without_cuda)
         self.env, self.rec, self.pending, self.returns = env, Records(), [], []
@@ -442,7 +443,7 @@ class CallInterpreter(EffectInterpreter):
         try:
             with self.scope(function=node, loop=None, **context):
                 self.suite(node.body)
-            return self.env, self.returns
+            return self.env, self.returns, self.rec
         finally:
             self.inline_depth -= 1
             self.cuda_required, self.exits_without_cuda = saved_flow

@@ -54,19 +54,19 @@ class DatasetInterpreter(CallInterpreter):
         self.inline_budget -= 1
         init, getitem = methods.get("__init__"), methods["__getitem__"]
         attributes: dict[str, Value] = {}  # what ``__init__`` stored, by attribute name
-        if init is not None and _receiver(init):
+        if init is not None and receiver_of(init):
             env = self.argument_env(init, args, keywords, bound=1)
-            final, _ = self.detached(init, env, class_name=class_name)
-            prefix = f"{_receiver(init)}."
+            final, _, _ = self.detached(init, env, class_name=class_name)
+            prefix = f"{receiver_of(init)}."
             attributes = {k[len(prefix) :]: v for k, v in final.items() if k.startswith(prefix)}
-        receiver = _receiver(getitem)
+        receiver = receiver_of(getitem)
         if not receiver:
             return None
         env = self.argument_env(getitem, [], {}, bound=1)
         for attribute, value in attributes.items():
             env[f"{receiver}.{attribute}"] = value
             self.remember(f"{receiver}.{attribute}")
-        _, returned = self.detached(getitem, env, class_name=class_name)
+        _, returned, _ = self.detached(getitem, env, class_name=class_name)
         if not returned:
             return None
         item = returned[0]
@@ -75,7 +75,7 @@ class DatasetInterpreter(CallInterpreter):
         return item.where if item.kind is Kind.TENSOR else None
 
 
-def _receiver(method: cst.FunctionDef) -> str | None:
+def receiver_of(method: cst.FunctionDef) -> str | None:
     """The name a method calls its instance (``self``)."""
     params = [*method.params.posonly_params, *method.params.params]
     return params[0].name.value if params else None
