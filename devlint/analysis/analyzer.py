@@ -13,9 +13,9 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis import requirements
-from devlint.analysis.module_classes import ModuleClassInterpreter
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.interpreter import Env
+from devlint.analysis.module_classes import ModuleClassInterpreter
 from devlint.analysis.values import may_be_accelerator
 
 

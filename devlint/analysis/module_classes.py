@@ -16,7 +16,7 @@ from dataclasses import replace
 from devlint.analysis.calls import MAX_INLINED_DEPTH
 from devlint.analysis.datasets import DatasetInterpreter, receiver_of
 from devlint.analysis.interpreter import Env
-from devlint.analysis.values import CPU, Kind, Value
+from devlint.analysis.values import CPU, UNKNOWN, Kind, Value
 
 # Calls that place what they are called on: ``part.to(device)``, ``part.cuda()``.
 _PLACING_METHODS = frozenset({"to", "cuda", "mps", "xpu"})
@@ -53,6 +53,6 @@ class ModuleClassInterpreter(DatasetInterpreter):
             and not record.casts_only
             and record.receiver is not None
             and record.receiver.kind in (Kind.MODULE, Kind.TENSOR)
-            and records.values.get(id(record.node), CPU).where != CPU
+            and records.values.get(id(record.node), UNKNOWN).where != CPU  # None: a device
             for record in records.calls.values()
         )
