@@ -3,7 +3,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from devlint.analysis.facts import FileFacts, LoaderLoop
+from devlint.analysis.facts import FileFacts, Loop
 from devlint.analysis.values import Kind, describe_accelerator, is_cpu, may_be_accelerator
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
@@ -84,7 +84,7 @@ class BatchNotMoved(Rule):
 _LENGTHS = re.compile(r"(?<![a-z])(len|lens|lengths?)(?![a-z])")
 
 
-def _loop_device(facts: FileFacts, loop: LoaderLoop) -> str | None:
+def _loop_device(facts: FileFacts, loop: Loop) -> str | None:
     """The device expression the loop already moves things with: ``x.to(<this>)``."""
     for call in facts.calls:
         if call.site.loop is loop and call.method == "to" and call.node.args:
@@ -95,7 +95,7 @@ def _loop_device(facts: FileFacts, loop: LoaderLoop) -> str | None:
     return None
 
 
-def _fix(loop: cst.For, names: list[str], device: str | None) -> FixPlan | None:
+def _fix(loop: cst.For | cst.While, names: list[str], device: str | None) -> FixPlan | None:
     """Move the elements right where the batch is unpacked, with the loop's own device."""
     body = loop.body
     if device is None or not isinstance(body, cst.IndentedBlock) or not body.body:
@@ -104,7 +104,7 @@ def _fix(loop: cst.For, names: list[str], device: str | None) -> FixPlan | None:
         return None  # ``batch["labels"]``: an element that is not a plain name
     moves = [f"{name} = {name}.to({literal_text(device)})" for name in names]
     statements = list(body.body)
-    if all(name in _target_names(loop.target) for name in names):
+    if isinstance(loop, cst.For) and all(name in _target_names(loop.target) for name in names):
         start = 0
     else:
         found = [

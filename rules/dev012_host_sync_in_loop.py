@@ -1,6 +1,6 @@
 from collections.abc import Iterator
 
-from devlint.analysis.facts import FileFacts
+from devlint.analysis.facts import FileFacts, Site
 from devlint.analysis.values import may_be_accelerator
 from devlint.rule import Finding, Rule
 
@@ -11,8 +11,8 @@ class HostSyncInLoop(Rule):
     """
     ## What it does
     Checks for `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on values that may be on an
-    accelerator, run on every iteration of a training loop: a loop over a data loader
-    whose body steps an optimizer or calls `backward()`. Off by default: select `DEV012`
+    accelerator, run on every iteration of a training loop: a loop (over a data loader,
+    a `range`, or `while True`) whose body steps an optimizer or calls `backward()`. Off by default: select `DEV012`
     to enable it. Calls under an `if` in the loop (periodic logging) and evaluation or
     sampling loops are not reported.
 
@@ -53,11 +53,19 @@ class HostSyncInLoop(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:
             site = call.site
-            if site.loop is None or site.conditional or call.method not in SYNCS:
-                continue
-            if not site.loop.trains:  # evaluation and sampling loops are not training loops
+            if call.method not in SYNCS or not _every_training_step(site):
                 continue
             if call.receiver is not None and may_be_accelerator(call.receiver.where):
                 yield Finding(
                     call.node, f"`.{call.method}()` synchronises with the device every iteration"
                 )
+
+
+def _every_training_step(site: Site) -> bool:
+    """Unconditionally in the body of a training loop: the loop over the data loader, or
+    the innermost loop (``for step in range(n)``, ``while True``) when it trains.
+    Evaluation and sampling loops are not training loops."""
+    if site.loop is not None and not site.conditional and site.loop.trains:
+        return True
+    inner = site.inner_loop
+    return inner is not None and not site.inner_conditional and inner.trains

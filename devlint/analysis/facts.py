@@ -15,18 +15,22 @@ _VERSION_NAME = re.compile(r"version|torch\w*(\d|greater|less|newer|older)", re.
 
 
 @dataclass(slots=True)
-class LoaderLoop:
-    """A ``for`` loop over a data loader; its batch elements start on the CPU."""
+class Loop:
+    """A ``for`` or ``while`` loop (``Site.loop``: one over a data loader, whose batch
+    elements start on the CPU; ``Site.inner_loop``: the innermost loop of any kind)."""
 
-    node: cst.For
+    node: cst.For | cst.While
+    over_loader: bool = False
     _trains: bool | None = None
 
     @property
     def trains(self) -> bool:
         """A training loop: its body steps an optimizer or runs ``backward()`` (not an
-        evaluation or sampling loop)."""
+        evaluation or sampling loop). A loop over a loader trains where a loop nested in it
+        steps (``for _ in range(n_critic)``); any other loop only by its own steps: an epoch
+        loop around a training loop runs its own statements once per epoch."""
         if self._trains is None:
-            finder = _TrainingStep()
+            finder = _TrainingStep(nested=self.over_loader)
             self.node.body.visit(finder)
             self._trains = finder.found
         return self._trains
@@ -35,13 +39,20 @@ class LoaderLoop:
 class _TrainingStep(cst.CSTVisitor):
     """Finds ``loss.backward()``, ``optimizer.step()``, ``scaler.scale(loss).backward()``."""
 
-    def __init__(self) -> None:
+    def __init__(self, nested: bool) -> None:
         self.found = False
+        self.nested = nested  # look into nested loops
 
     def visit_Call(self, node: cst.Call) -> bool:
         if type(node.func) is cst.Attribute and node.func.attr.value in ("backward", "step"):
             self.found = True
         return not self.found
+
+    def visit_For(self, node: cst.For) -> bool:
+        return self.nested and not self.found
+
+    def visit_While(self, node: cst.While) -> bool:
+        return self.nested and not self.found
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +73,10 @@ class Site:
     """The context in which an expression was evaluated."""
 
     guarded: bool  # only runs where CUDA is available (SPEC §4 *Guards*)
-    loop: LoaderLoop | None  # innermost enclosing loop over a data loader
+    loop: Loop | None  # innermost enclosing loop over a data loader
     function: cst.FunctionDef | None  # innermost enclosing function
     class_name: str | None = None  # the class whose method this is
-    conditional: bool = False  # inside an if/while/try nested in the loader loop's body
+    conditional: bool = False  # inside an ``if`` nested in the loader loop's body
     # The enclosing if/else, conditional-expression and try/except parts, outermost first;
     # a function body continues the branches its ``def`` statement ran in.
     branches: tuple[Branch, ...] = ()
@@ -74,6 +85,8 @@ class Site:
     # CUDA-only package...; requirements.py). Weaker than ``guarded``:
     # only DEV011 uses it; placements (DEV003) and pin_memory (DEV005) keep to guards.
     cuda_required: bool = False
+    inner_loop: Loop | None = None  # the innermost enclosing ``for`` or ``while`` loop
+    inner_conditional: bool = False  # inside an ``if`` nested in that loop's body
 
 
 @dataclass(slots=True)

@@ -37,7 +37,7 @@ from devlint.analysis.facts import (
     Branch,
     CallRecord,
     Conditional,
-    LoaderLoop,
+    Loop,
     Mix,
     Site,
 )
@@ -53,12 +53,14 @@ class Context:
     """Where the interpreter is: what a ``Site`` records besides *CUDA required*."""
 
     guarded: bool = False  # only runs where CUDA is available
-    loop: LoaderLoop | None = None  # innermost loop over a data loader
+    loop: Loop | None = None  # innermost loop over a data loader
     function: cst.FunctionDef | None = None
     class_name: str | None = None
-    conditional: bool = False  # inside an if/while/try nested in the loader loop's body
+    conditional: bool = False  # inside an ``if`` nested in the loader loop's body
     branches: tuple[Branch, ...] = ()
     backends_tested: frozenset[str] = frozenset()  # the if/elif chain this is the else of
+    inner_loop: Loop | None = None  # innermost loop of any kind
+    inner_conditional: bool = False  # inside an ``if`` nested in that loop's body
 
     def changed(self, changes: dict[str, object]) -> Context:
         """This context with some fields changed (``dataclasses.replace`` without its
@@ -74,6 +76,8 @@ class Context:
             get("conditional", self.conditional),  # type: ignore[arg-type]
             get("branches", self.branches),  # type: ignore[arg-type]
             get("backends_tested", self.backends_tested),  # type: ignore[arg-type]
+            get("inner_loop", self.inner_loop),  # type: ignore[arg-type]
+            get("inner_conditional", self.inner_conditional),  # type: ignore[arg-type]
         )
 
 
@@ -180,6 +184,8 @@ class Interpreter:
             ctx.conditional,
             ctx.branches,
             self.cuda_required,
+            ctx.inner_loop,
+            ctx.inner_conditional,
         )
 
     # -- environment

@@ -17,7 +17,7 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis import guards, torch_api
-from devlint.analysis.facts import Branch, Conditional, LoaderLoop
+from devlint.analysis.facts import Branch, Conditional, Loop
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
 from devlint.analysis.syntax import dotted_name, module_name, string_value
 from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu, join_placement
@@ -267,10 +267,11 @@ class StatementInterpreter(Interpreter):
         original, before = self.env, dict(self.env)
         required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
         placement = guards.placement_test(node.test)
-        conditional = ctx.loop is not None
+        conditional, inner_conditional = ctx.loop is not None, ctx.inner_loop is not None
         with self.scope(
             guarded=ctx.guarded or guards.is_cuda_guard(test, +1),
             conditional=conditional,
+            inner_conditional=inner_conditional,
             branches=(*ctx.branches, Branch(node, node.body)),
         ):
             self.cuda_required = required or ids_test > 0
@@ -288,6 +289,7 @@ class StatementInterpreter(Interpreter):
         with self.scope(
             guarded=ctx.guarded or guards.is_cuda_guard(test, -1),
             conditional=conditional,
+            inner_conditional=inner_conditional,
             backends_tested=backends,
             branches=else_branches,
         ):
@@ -361,9 +363,10 @@ class StatementInterpreter(Interpreter):
         iterable = self.expr(node.iter)
         element, is_loader = self.iteration_element(node.iter, iterable)
         ctx, required = self.ctx, self.cuda_required
-        changes: dict[str, object] = {}
+        loop = Loop(node, over_loader=is_loader)
+        changes: dict[str, object] = {"inner_loop": loop, "inner_conditional": False}
         if is_loader:
-            changes.update(loop=LoaderLoop(node), conditional=False)
+            changes.update(loop=loop, conditional=False)
         if guards.is_cuda_guard(self.rec.values.get(id(node.iter), UNKNOWN), +1):
             changes["guarded"] = True  # ``for i in range(torch.cuda.device_count())``
 
@@ -389,11 +392,13 @@ class StatementInterpreter(Interpreter):
 
     def while_statement(self, node: cst.While) -> None:
         required = self.cuda_required
+        loop = Loop(node)
 
         def run_once() -> None:
             self.cuda_required = required
             test = self.expr(node.test)
-            with self.scope(guarded=self.ctx.guarded or guards.is_cuda_guard(test, +1)):
+            guarded = self.ctx.guarded or guards.is_cuda_guard(test, +1)
+            with self.scope(guarded=guarded, inner_loop=loop, inner_conditional=False):
                 self.suite(node.body)
 
         self.loop_body(run_once)
