@@ -4,7 +4,8 @@ The command line, the language server, ``devlint verify`` and the parallel runne
 workers all call this module: settings are resolved once (``Settings``), a file becomes a
 ``Source`` (decoding, notebook cells), the engine checks it, fixing applies fixes to a
 fixpoint, and the result is a ``FileResult`` (diagnostics, fixes applied, diff, the bytes
-to write). Only ``lint_path`` and ``lint`` touch the file system.
+to write). Only ``lint_path`` and ``lint`` touch the file system, besides the analysis
+reading the project modules a file star-imports (next to ``CheckOptions.origin``).
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ class Settings:
             unfixable=self.unfixable & codes,
             line_length=config.line_length,
             target_torch=self.target_torch,
+            origin=path,
         )
 
     def excludes(self, path: Path) -> bool:
@@ -430,6 +432,8 @@ def files_to_check(request: LintRequest, settings: Settings) -> list[Path]:
 def _lint_stdin(request: LintRequest, settings: Settings) -> LintOutcome:
     display = request.stdin_filename or "-"
     options = settings.options_for(Path(display))
+    if not request.stdin_filename:
+        options = replace(options, origin=None)  # no file: star imports stay unresolved
     data = sys.stdin.buffer.read()
     if request.stdin_filename and settings.excludes(Path(display)):
         excluded = LintOutcome([], 0)  # as ruff does: nothing to report, the input unchanged

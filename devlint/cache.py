@@ -1,4 +1,5 @@
-"""The result cache: diagnostics per file, keyed by content, settings and devlint version.
+"""The result cache: diagnostics per file, keyed by content, settings and devlint version
+(and the content of the project modules the file star-imports).
 
 Entries are small JSON files written atomically (temporary file + rename), so concurrent
 runs never see half an entry; an unreadable or corrupt entry is a miss and is rewritten.
@@ -10,6 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -25,9 +27,17 @@ class ResultCache:
         self.directory = directory / __version__
 
     @staticmethod
-    def key(data: bytes, display: str, settings: str) -> str:
+    def key(data: bytes, display: str, settings: str, dependencies: Sequence[bytes] = ()) -> str:
+        """The entry of a file's result: its content, the settings, and the other files its
+        result depends on (``dependencies``: the star-imported project modules)."""
         digest = hashlib.sha256()
-        for part in (__version__.encode(), settings.encode(), display.encode(), data):
+        for part in (
+            __version__.encode(),
+            settings.encode(),
+            display.encode(),
+            data,
+            *dependencies,
+        ):
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
         return digest.hexdigest()

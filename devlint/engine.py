@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import accumulate
+from pathlib import Path
 
 import libcst as cst
 
@@ -42,6 +43,9 @@ class CheckOptions:
     unfixable: frozenset[str] = frozenset()  # codes whose fixes are withheld (--unfixable)
     line_length: int = 88  # the longest line a fix writes where the line was shorter
     target_torch: TorchVersion = DEFAULT_TARGET_TORCH  # no fix writes an API it lacks
+    # Where the file is: its star imports of the project's modules resolve next to it
+    # (None: nowhere, as stdin without --stdin-filename).
+    origin: Path | None = None
 
 
 def unreadable(message: str, display: str, options: CheckOptions) -> list[Diagnostic]:
@@ -166,7 +170,7 @@ def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[
     rules = [rule for rule in rules if not rule.engine_only]
     if not rules:
         return []
-    facts = analyze(module, options.guard_functions)
+    facts = analyze(module, options.guard_functions, options.origin)
     found: list[tuple[Rule, Finding]] = [
         (rule, finding) for rule in rules for finding in rule.check(facts)
     ]

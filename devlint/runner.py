@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from devlint.analysis import star_imports
 from devlint.cache import ResultCache
 from devlint.diagnostics import FileResult, FixMode
 from devlint.engine import CheckOptions
@@ -110,7 +111,10 @@ def _cache_key(task: FileTask) -> str | None:
             options.target_torch,
         )
     )
-    return ResultCache.key(data, task.display, settings)
+    # ``from utils import *``: the result also depends on the sibling module's content.
+    origin = options.origin
+    siblings = star_imports.dependencies(data, origin) if origin is not None else []
+    return ResultCache.key(data, task.display, settings, siblings)
 
 
 def _load(task: FileTask, cache_key: str | None) -> FileResult | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,22 @@ def test_no_cache_writes_nothing(tmp_path: Path, engine_calls: list[Path]) -> No
     assert run(source, None, engine_calls) == ["2:DEV003"]
     assert len(engine_calls) == 2
     assert not (tmp_path / "cache").exists()
+
+
+def test_an_edit_of_a_star_imported_sibling_misses(
+    tmp_path: Path, engine_calls: list[Path]
+) -> None:
+    """``from utils import *``: the file's result depends on utils.py, so its key does."""
+    (tmp_path / "utils.py").write_text("import torch\ndevice = torch.device('cpu')\n")
+    source = tmp_path / "train.py"
+    source.write_text("from utils import *\nx = torch.ones(2).to(device)\nprint(x.numpy())\n")
+    cache, options = tmp_path / "cache", replace(ALL, origin=source)
+    assert run(source, cache, engine_calls, options) == []
+    assert run(source, cache, engine_calls, options) == []
+    assert len(engine_calls) == 1
+    (tmp_path / "utils.py").write_text("import torch\ndevice = torch.device('cuda:0')\n")
+    assert run(source, cache, engine_calls, options) == ["3:DEV001"]
+    assert len(engine_calls) == 2
+    (tmp_path / "utils.py").unlink()  # unresolvable again: the file as without it
+    assert run(source, cache, engine_calls, options) == ["3:DEV001"]
+    assert len(engine_calls) == 3

@@ -2,20 +2,24 @@
 
 ``analyze`` runs the module's code, then the function bodies it defined (twice where a
 body ran before the calls that say what it receives), then decides the file-wide *CUDA
-required* contexts (``requirements.py``) and returns the ``FileFacts``.
+required* contexts (``requirements.py``) and returns the ``FileFacts``. ``summarize``
+runs only a module's top-level code, for the files that star-import it
+(``star_imports.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from pathlib import Path
 
 import libcst as cst
 
-from devlint.analysis import requirements
+from devlint.analysis import requirements, star_imports
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.interpreter import Env
 from devlint.analysis.module_classes import ModuleClassInterpreter
+from devlint.analysis.star_imports import ModuleSummary, ProjectModules
 from devlint.analysis.values import may_be_accelerator
 
 
@@ -35,7 +39,9 @@ class Analyzer(ModuleClassInterpreter):
         self.run_pending()
         if self.missed_attributes & (self.guard_attributes.keys() - self.seeded_guards):
             # A guard attribute was read before its assignment was seen: run once more.
-            return Analyzer(self.guard_functions, self.guard_attributes).analyze(module)
+            again = Analyzer(self.guard_functions, self.guard_attributes)
+            again.project_modules = self.project_modules
+            return again.analyze(module)
         self.decide_requirements(module)
         rec = self.rec
         return FileFacts(
@@ -48,6 +54,7 @@ class Analyzer(ModuleClassInterpreter):
             module_classes=self.module_classes,
             module_names=self.module_env,
             definition_literals=rec.definition_literals,
+            star_bindings=self.star_bindings,
             device_functions={
                 id(self.function_defs[name])
                 for name, seeds in self.seeded.items()
@@ -74,6 +81,45 @@ class Analyzer(ModuleClassInterpreter):
                 record.site = replace(record.site, cuda_required=True)
 
 
-def analyze(module: cst.Module, guard_functions: Iterable[str] = ()) -> FileFacts:
-    """Run the device-flow analysis over a parsed module."""
-    return Analyzer(frozenset(guard_functions), {}).analyze(module)
+def analyze(
+    module: cst.Module, guard_functions: Iterable[str] = (), origin: Path | None = None
+) -> FileFacts:
+    """Run the device-flow analysis over a parsed module; ``origin``, where the file is,
+    resolves its star imports of the project's modules (``star_imports.py``)."""
+    guards = frozenset(guard_functions)
+    analyzer = Analyzer(guards, {})
+    if origin is not None:
+        analyzer.project_modules = ProjectModules(origin, guards, summarize)
+    return analyzer.analyze(module)
+
+
+def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSummary:
+    """What ``from <module> import *`` binds: its top-level code is run (its functions'
+    bodies are not), each function is inlined once for unknown arguments, each dataset
+    class's items placed; its own star imports of project modules stay unresolved."""
+    analyzer = Analyzer(guard_functions, {})
+    analyzer.block(module.body)
+    analyzer.module_done = True
+    exported = star_imports.exported_names(module)
+    names = {
+        key: star_imports.portable(value)
+        for key, value in analyzer.module_env.items()
+        if star_imports.is_exported(key, exported)
+    }
+    returns = {
+        name: star_imports.portable(analyzer.inline_call(node, [], {}))
+        for name, node in analyzer.function_defs.items()
+    }
+    items = {
+        name: analyzer.item_placement(name, methods, [], {})
+        for name, methods in analyzer.dataset_classes.items()
+        if "__getitem__" in methods
+    }
+    return ModuleSummary(
+        names,
+        frozenset(analyzer.module_classes),
+        frozenset(analyzer.stateless_classes),
+        returns,
+        items,
+        tuple(analyzer.star_modules),
+    )

@@ -341,6 +341,8 @@ class CallInterpreter(EffectInterpreter):
             self.name_calls[node.func.value] += 1
         if starred:
             return UNKNOWN
+        if name not in self.function_defs and name in self.imported_returns:
+            return self.imported_returns[name]  # a star-imported project module's function
         if self.returns is None:  # not while inlining
             self.call_args.setdefault(name, []).append((tuple(args), dict(keywords)))
         return self.inline_call(self.function_defs.get(name), args, keywords)

@@ -8,7 +8,9 @@ such a class is instantiated, ``__init__`` and then ``__getitem__`` run detached
 inlined call (nothing is recorded for the rules: the methods' own analysis stands), with
 the constructor's arguments; the instance's placement is where the items may be. Items on
 the CPU, or unknown, leave the loader's batches on the CPU as before. Answers are kept per
-class and argument values, and count against the inlining budget.
+class and argument values, and count against the inlining budget. A dataset class of a
+star-imported project module comes with its answer for unknown arguments
+(``star_imports.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ import libcst as cst
 
 from devlint.analysis.calls import MAX_INLINED_DEPTH, CallInterpreter
 from devlint.analysis.interpreter import Env
-from devlint.analysis.values import Kind, Placement, Value, join
+from devlint.analysis.values import UNKNOWN, Kind, Placement, Value, join
+
+# What a dataset's ``__init__`` receives where the call does not say: its data, which the
+# class's own moves place (``x.to(device)``); anything else leaves the items unknown.
+UNKNOWN_TENSOR = Value(Kind.TENSOR)
 
 
 class DatasetInterpreter(CallInterpreter):
@@ -32,7 +38,11 @@ class DatasetInterpreter(CallInterpreter):
     def instantiate(self, callee: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
         value = super().instantiate(callee, args, keywords)
         methods = self.dataset_classes.get(callee.qualname or "")
-        if value.kind is not Kind.INSTANCE or not methods or "__getitem__" not in methods:
+        if value.kind is not Kind.INSTANCE:
+            return value
+        if methods is None and callee.qualname in self.imported_items:
+            return replace(value, where=self.imported_items[callee.qualname])  # star-imported
+        if not methods or "__getitem__" not in methods:
             return value
         key = (callee.qualname, tuple(args), tuple(sorted(keywords.items())))
         if key not in self.item_placements:
@@ -56,6 +66,9 @@ class DatasetInterpreter(CallInterpreter):
         attributes: dict[str, Value] = {}  # what ``__init__`` stored, by attribute name
         if init is not None and receiver_of(init):
             env = self.argument_env(init, args, keywords, bound=1)
+            for name, value in env.items():
+                if value is UNKNOWN:  # data of unknown kind: placed only by the class's moves
+                    env[name] = UNKNOWN_TENSOR
             final, _, _ = self.detached(init, env, class_name=class_name)
             prefix = f"{receiver_of(init)}."
             attributes = {k[len(prefix) :]: v for k, v in final.items() if k.startswith(prefix)}

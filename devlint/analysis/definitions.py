@@ -16,9 +16,10 @@ import libcst as cst
 
 from devlint.analysis import guards, requirements, torch_api
 from devlint.analysis.interpreter import Context, Env, PendingBody
+from devlint.analysis.star_imports import ModuleSummary
 from devlint.analysis.statements import StatementInterpreter
 from devlint.analysis.syntax import dotted_name, parameters
-from devlint.analysis.values import ANY_DEVICE, CPU, UNKNOWN, Kind, Value, join
+from devlint.analysis.values import ANY_DEVICE, CPU, UNKNOWN, Kind, Placement, Value, join
 
 _SEEDED_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE)
 
@@ -38,6 +39,10 @@ class DefinitionInterpreter(StatementInterpreter):
         # This file's ``torch.utils.data.Dataset`` classes and their methods (own and those
         # of this file's dataset classes they derive from): ``datasets.py`` runs them.
         self.dataset_classes: dict[str, dict[str, cst.FunctionDef]] = {}
+        # Star-imported project modules (star_imports.py): what their functions return,
+        # where their datasets' items are.
+        self.imported_returns: dict[str, Value] = {}
+        self.imported_items: dict[str, Placement] = {}
         self.function_defs: dict[str, cst.FunctionDef] = {}  # module-level functions
         # The arguments of each call of a module-level function, and the parameter values
         # each body was analysed with.
@@ -130,6 +135,16 @@ class DefinitionInterpreter(StatementInterpreter):
             elif value.kind is Kind.CLASS and value.qualname in self.dataset_classes:
                 inherited = {**self.dataset_classes[value.qualname], **(inherited or {})}
         return is_module, inherited
+
+    def star_import(self, summary: ModuleSummary) -> None:
+        """Bind what a project module's star import brings (``star_imports.py``)."""
+        for key in sorted(summary.names):  # ``args`` before ``args.cuda``
+            self.store(key, summary.names[key])
+        self.module_classes |= summary.module_classes
+        self.stateless_classes |= summary.stateless_classes
+        self.imported_returns.update(summary.returns)
+        self.imported_items.update(summary.dataset_items)
+        self.star_modules.extend(summary.star_modules)
 
     def run_pending(self) -> None:
         while self.pending:

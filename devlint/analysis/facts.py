@@ -167,6 +167,9 @@ class FileFacts:
     # ids of module-level functions this file calls with values that may be on an
     # accelerator (their parameters were seeded with them).
     device_functions: set[int] = field(default_factory=set)
+    # ids of ``from utils import *`` statements (``cst.ImportFrom``) of project modules
+    # that were resolved: the names each bound (star_imports.py).
+    star_bindings: dict[int, frozenset[str]] = field(default_factory=dict)
     _calls_by_node: dict[int, CallRecord] | None = None
     _function_of: dict[int, cst.FunctionDef | None] | None = None
 

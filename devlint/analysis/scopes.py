@@ -9,7 +9,8 @@ answers, in this order:
 2. in a method, ``self.device`` when its class stores a device there (in ``__init__``, or
    earlier in the same method);
 3. a parameter that every call of the function in this file passes a device to;
-4. a module-level device variable (above the row, for code that runs at import);
+4. a module-level device variable, assigned or bound by a resolved ``from utils import *``
+   (above the row, for code that runs at import);
 5. when a function of this file owns its own device (``main()`` building it from flags)
    and calls this one with a model: that model's device,
    ``device = next(model.parameters()).device`` added at the top of the function, so the
@@ -18,7 +19,8 @@ answers, in this order:
    The device is not threaded through signatures: a function whose callers own a device
    but pass nothing that carries it gets the module-level selection (documented gap).
 
-``torch_at`` answers the same question for the name ``torch`` is imported as.
+``torch_at`` answers the same question for the name ``torch`` is imported as (or
+star-imported with a project module).
 """
 
 from __future__ import annotations
@@ -181,12 +183,19 @@ class Scopes:
         """Module-level device variables and the row where their first binding ends."""
         found = []
         for statement in self.module.body:
-            for name in _assigned_names(statement):
+            for name in [*_assigned_names(statement), *self._star_imported(statement)]:
                 value = self.facts.module_names.get(name)
                 if value is not None and value.kind is Kind.DEVICE:
                     found.append((name, self.positions[statement].end.line))
         found.sort(key=lambda item: (item[0] != DEVICE_NAME, item[1]))
         return found
+
+    def _star_imported(self, statement: cst.CSTNode) -> list[str]:
+        """Names a top-level ``from utils import *`` of a project module binds."""
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return []
+        bindings = self.facts.star_bindings
+        return sorted(name for small in statement.body for name in bindings.get(id(small), ()))
 
     # -- torch, module names, enclosing definitions
 
@@ -210,6 +219,8 @@ class Scopes:
             for statements, unconditional in blocks:
                 for name in _torch_import_names(statements):
                     bound[name] = bound.get(name, False) or unconditional
+            for name in self._star_imported(top):  # ``from utils import *`` brings torch
+                bound[name] = True
         for name, value in self.facts.module_names.items():
             if value.kind is Kind.IMPORTED and value.qualname == "torch" and name in bound:
                 return name, bound[name]

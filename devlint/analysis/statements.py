@@ -19,6 +19,7 @@ import libcst as cst
 from devlint.analysis import guards, torch_api
 from devlint.analysis.facts import Branch, Conditional, Loop
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
+from devlint.analysis.star_imports import ModuleSummary, ProjectModules
 from devlint.analysis.syntax import dotted_name, module_name, string_value
 from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu, join_placement
 
@@ -33,6 +34,10 @@ class StatementInterpreter(Interpreter):
         super().__init__(guard_functions, guard_attributes)
         self.refuses_without_cuda = False  # a function here refuses to run without CUDA
         self.star_modules: list[str] = []  # ``from torch.nn import *``, in order
+        # ``from utils import *`` of this project's modules (star_imports.py); None: the
+        # file is nowhere (stdin), or is itself being summarised for another file.
+        self.project_modules: ProjectModules | None = None
+        self.star_bindings: dict[int, frozenset[str]] = {}  # ``FileFacts.star_bindings``
         self.compound = _compound_handlers(type(self))
 
     def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
@@ -201,11 +206,18 @@ class StatementInterpreter(Interpreter):
 
     def import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
-            # ``from torch.nn import *``: unbound names resolve there (``name``); names from
-            # other modules' star imports stay unknown and the rest of the file is analysed.
+            # ``from torch.nn import *``: unbound names resolve there (``name``); a project
+            # module's names are bound as it defines them; names from other modules' star
+            # imports stay unknown and the rest of the file is analysed.
             module = module_name(node.module)
             if not node.relative and module.split(".", 1)[0] in torch_api.STAR_RESOLVED_PACKAGES:
                 self.star_modules.append(module)
+            elif self.project_modules is not None:
+                summary = self.project_modules.resolve(len(node.relative), module)
+                if summary is not None:
+                    self.star_import(summary)
+                    names = frozenset(key for key in summary.names if "." not in key)
+                    self.star_bindings[id(node)] = names
             return
         base = "." * len(node.relative) + module_name(node.module)
         for alias in node.names:
@@ -215,6 +227,9 @@ class StatementInterpreter(Interpreter):
                 local = alias.asname.name.value
             qualname = f"{base}.{name}" if base and not base.endswith(".") else base + name
             self.env[local] = Value(Kind.IMPORTED, qualname=qualname)
+
+    def star_import(self, summary: ModuleSummary) -> None:
+        raise NotImplementedError  # definitions.py
 
     def expression_statement(self, expr: cst.BaseExpression) -> None:
         """A bare call: a discarded result, and the in-place effects of module methods."""

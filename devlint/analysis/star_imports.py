@@ -1,0 +1,171 @@
+"""Star imports of the project's own modules: ``from utils import *``, ``from .common import *``.
+
+A star import of a module that sits next to the file (or in its package) binds the
+names that module defines at top level. ``ProjectModules`` finds the module's file
+(``module_path``) and summarises it (``ModuleSummary``: what each exported name holds,
+what each of its functions returns, where each of its datasets' items are) by running
+the interpreter over the module's top-level code (``analyzer.summarize``). Summaries are
+kept per process, per file and version (mtime, size): each sibling is read once per run.
+
+It stays bounded: only direct star imports are resolved (the summarised module's own
+star imports of project modules stay unresolved, so there are no cycles), and a module
+that is missing, unreadable, too big or does not parse resolves to nothing: the file is
+analysed as before, with those names unknown. A summary holds values only, never nodes
+of the other module's tree (no diagnostic can point into it).
+
+A file's result then depends on those siblings: ``dependencies`` names them (with their
+content) for the result cache's key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import libcst as cst
+
+from devlint.analysis import torch_api
+from devlint.analysis.values import Placement, Value
+
+MAX_MODULE_BYTES = 1_000_000  # a bigger module is generated code, not a helper module
+MAX_PACKAGE_DEPTH = 8  # package folders walked up for an absolute import
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleSummary:
+    """What ``from <module> import *`` binds, and what the importer needs to use it."""
+
+    names: dict[str, Value] = field(default_factory=dict)  # exported names (and ``a.b``)
+    module_classes: frozenset[str] = frozenset()  # its ``nn.Module`` classes
+    stateless_classes: frozenset[str] = frozenset()
+    returns: dict[str, Value] = field(default_factory=dict)  # its functions, any arguments
+    dataset_items: dict[str, Placement] = field(default_factory=dict)  # its datasets' items
+    star_modules: tuple[str, ...] = ()  # its own ``from torch.nn import *``
+
+
+Summarize = Callable[[cst.Module, frozenset[str]], ModuleSummary]
+# (resolved path, guard functions) -> ((mtime, size), summary or None)
+_SUMMARIES: dict[tuple[Path, frozenset[str]], tuple[tuple[int, int], ModuleSummary | None]] = {}
+
+
+class ProjectModules:
+    """The project modules one file (at ``origin``) star-imports, summarised."""
+
+    def __init__(self, origin: Path, guard_functions: frozenset[str], summarize: Summarize):
+        self.origin, self.guard_functions, self.summarize = origin, guard_functions, summarize
+
+    def resolve(self, level: int, module: str) -> ModuleSummary | None:
+        """The summary of ``from <"." * level><module> import *``; None: unresolvable."""
+        path = module_path(self.origin, level, module)
+        if path is None:
+            return None
+        try:
+            status = path.stat()
+        except OSError:
+            return None
+        key, stamp = (path, self.guard_functions), (status.st_mtime_ns, status.st_size)
+        cached = _SUMMARIES.get(key)
+        if cached is None or cached[0] != stamp:
+            cached = _SUMMARIES[key] = (stamp, self.read(path, status.st_size))
+        return cached[1]
+
+    def read(self, path: Path, size: int) -> ModuleSummary | None:
+        if size > MAX_MODULE_BYTES:
+            return None
+        try:
+            module = cst.parse_module(path.read_bytes().decode("utf-8-sig"))
+        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+            return None
+        try:
+            return self.summarize(module, self.guard_functions)
+        except Exception:  # a devlint bug on the sibling must not fail the importing file
+            return None
+
+
+def module_path(origin: Path, level: int, module: str) -> Path | None:
+    """The file of the project module a star import names, resolved; None if none is.
+
+    Relative imports start from ``origin``'s folder (``level`` dots); absolute ones from
+    that folder, then from each package folder above it (``pkg/sub/train.py`` importing
+    ``pkg.utils``). Torch's and NumPy's own star imports are not project modules.
+    """
+    parts = module.split(".") if module else []
+    if level == 0 and (not parts or parts[0] in torch_api.STAR_RESOLVED_PACKAGES):
+        return None
+    folder = origin.absolute().parent
+    roots = [folder]
+    if level:
+        roots = [folder.joinpath(*[".."] * (level - 1))]
+    else:
+        while (folder / "__init__.py").is_file() and len(roots) <= MAX_PACKAGE_DEPTH:
+            folder = folder.parent
+            roots.append(folder)
+    for root in roots:
+        candidates = [root.joinpath(*parts, "__init__.py")]
+        if parts:
+            candidates.insert(0, root.joinpath(*parts[:-1], parts[-1] + ".py"))
+        for candidate in candidates:
+            if candidate.is_file():
+                resolved = candidate.resolve()
+                return None if resolved == origin.resolve() else resolved
+    return None
+
+
+_STAR_IMPORT = re.compile(rb"\bfrom\s+(\.*)\s*([\w.]*)\s+import\s*\*")
+
+
+def dependencies(data: bytes, origin: Path) -> list[bytes]:
+    """The path and content of each project module the source in ``data`` (a file at
+    ``origin``) may star-import: every ``from ... import *`` in the text counts, so that
+    an edit of any of them changes the file's cache key."""
+    found: list[bytes] = []
+    for match in _STAR_IMPORT.finditer(data):
+        module = match[2].decode("ascii", "replace")
+        path = module_path(origin, len(match[1]), module)
+        if path is None:
+            continue
+        try:
+            content = path.read_bytes()
+        except OSError:
+            content = b""
+        found += [str(path).encode("utf-8", "surrogateescape"), content]
+    return found
+
+
+def exported_names(module: cst.Module) -> frozenset[str] | None:
+    """The names a literal ``__all__`` lists; None: no such ``__all__`` (public names)."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not (
+                isinstance(small, cst.Assign)
+                and any(
+                    isinstance(t.target, cst.Name) and t.target.value == "__all__"
+                    for t in small.targets
+                )
+                and isinstance(small.value, cst.List | cst.Tuple)
+            ):
+                continue
+            names = [
+                e.value.evaluated_value
+                for e in small.value.elements
+                if isinstance(e.value, cst.SimpleString)
+            ]
+            return frozenset(name for name in names if isinstance(name, str))
+    return None
+
+
+def is_exported(key: str, exported: frozenset[str] | None) -> bool:
+    """Whether a module-level name (or ``name.attr`` key) is bound by a star import."""
+    head = key.split(".", 1)[0]
+    return head in exported if exported is not None else not head.startswith("_")
+
+
+def portable(value: Value) -> Value:
+    """``value`` without references into its module's tree (factory calls, literals)."""
+    if not value.origins and value.cuda_default is None and value.gate is None:
+        return value
+    return replace(value, origins=(), cuda_default=None, gate=None)

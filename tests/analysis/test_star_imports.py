@@ -1,0 +1,197 @@
+"""Star imports of the project's own modules (``from utils import *``) on real files.
+
+A module next to the file (or in its package) is summarised and its top-level names are
+bound as it defines them; an unresolvable one leaves the file as it is analysed without
+it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from devlint.analysis import analyze, star_imports
+from devlint.api import lint_text, load_settings
+from devlint.engine import CheckOptions, check_text
+from devlint.fixing import fix_text
+from devlint.rule import all_rules
+
+ALL = CheckOptions(frozenset(code for code, rule in all_rules().items() if rule.default))
+
+UTILS = """
+    import torch
+    from torch import nn
+    from torch.utils.data import Dataset
+
+    placement = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    use_gpu = torch.cuda.is_available()
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class OnDevice(Dataset):
+        def __init__(self, x):
+            self.x = x.to(placement)
+
+        def __len__(self):
+            return len(self.x)
+
+        def __getitem__(self, i):
+            return self.x[i]
+
+    def make_batch():
+        return torch.randn(4, 3)
+
+    def _hidden():
+        return torch.randn(4, 3).to(placement)
+"""
+
+TRAIN = """
+    from utils import *
+    from torch.utils.data import DataLoader
+
+    model = Net().to(placement)
+    out = model(make_batch())
+    for xb in DataLoader(OnDevice(torch.randn(8, 3))):
+        print(model(xb).detach().numpy())
+    if use_gpu:
+        extra = torch.ones(3).cuda()
+"""
+
+
+def write(folder: Path, name: str, source: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
+    return path
+
+
+def codes(path: Path, origin: Path | None = None, text: str | None = None) -> list[str]:
+    text = path.read_text(encoding="utf-8") if text is None else text
+    found = check_text(text, str(path), replace(ALL, origin=origin))
+    return [f"{d.start.row}:{d.code}" for d in found if d.code != "DEV004"]
+
+
+def test_a_siblings_names_are_bound_as_it_defines_them(tmp_path: Path) -> None:
+    write(tmp_path, "utils.py", UTILS)
+    train = write(tmp_path, "train.py", TRAIN)
+    # Net is a module on the CPU, moved to a device; make_batch() is a CPU tensor (DEV006);
+    # the loader's batches are on the device (no DEV002); use_gpu guards .cuda() (no DEV003).
+    assert codes(train, origin=train) == ["5:DEV006", "7:DEV001"]
+    # Without the sibling the names are unknown: the .cuda() is unguarded.
+    assert codes(train) == ["9:DEV003"]
+
+
+def test_a_sibling_the_file_cannot_use_leaves_it_as_before(tmp_path: Path) -> None:
+    train = write(tmp_path, "train.py", TRAIN)
+    without = codes(train)
+    assert codes(train, origin=train) == without  # missing
+    write(tmp_path, "utils.py", "def broken(:\n")
+    assert codes(train, origin=train) == without  # does not parse
+    (tmp_path / "utils.py").write_bytes(b"device = '\xff'\n")
+    assert codes(train, origin=train) == without  # not UTF-8
+
+
+def test_relative_and_package_imports(tmp_path: Path) -> None:
+    write(tmp_path, "pkg/__init__.py", "")
+    write(tmp_path, "pkg/common.py", UTILS)
+    write(tmp_path, "pkg/sub/__init__.py", "")
+    relative = write(tmp_path, "pkg/sub/a.py", TRAIN.replace("from utils", "from ..common"))
+    absolute = write(tmp_path, "pkg/sub/b.py", TRAIN.replace("from utils", "from pkg.common"))
+    assert codes(relative, origin=relative) == ["5:DEV006", "7:DEV001"]
+    assert codes(absolute, origin=absolute) == ["5:DEV006", "7:DEV001"]
+
+
+def test_only_exported_names_and_no_nodes_of_the_sibling(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "config.py",
+        """
+        import torch
+        __all__ = ["device", "pick", "torch"]
+        device = "cuda"
+        hidden = "cuda"
+        def pick():
+            return torch.device("cuda")
+        """,
+    )
+    main = write(
+        tmp_path,
+        "main.py",
+        """
+        from config import *
+        x = torch.ones(2).to(device)
+        y = torch.ones(2).to(pick())
+        print(x.numpy(), y.numpy(), x + torch.ones(2))
+        z = torch.ones(2).to(hidden)
+        """,
+    )
+    # The literals are the sibling's own DEV003 (reported there), never in main.py.
+    assert codes(main, origin=main) == ["4:DEV001", "4:DEV001", "4:DEV006"]
+
+
+def test_one_level_and_no_self_import(tmp_path: Path) -> None:
+    write(tmp_path, "base.py", "import torch\ndevice = torch.device('cuda')\n")
+    write(tmp_path, "utils.py", "from base import *\n")
+    main = write(
+        tmp_path, "main.py", "from utils import *\nfrom main import *\nx = torch.ones(2)\n"
+    )
+    origin = main.resolve()
+    assert star_imports.module_path(origin, 0, "utils") == (tmp_path / "utils.py").resolve()
+    assert star_imports.module_path(origin, 0, "main") is None
+    assert star_imports.module_path(origin, 0, "torch.nn") is None
+    facts = analyze(cst.parse_module(main.read_text()), origin=origin)
+    assert "torch" not in facts.module_names  # base's names are not followed from utils
+
+
+def test_each_sibling_is_summarised_once_per_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    utils = write(tmp_path, "utils.py", UTILS)
+    train = write(tmp_path, "train.py", TRAIN)
+    seen: list[int] = []
+    original = star_imports.ProjectModules.read
+
+    def counting(self: star_imports.ProjectModules, path: Path, size: int) -> object:
+        seen.append(size)
+        return original(self, path, size)
+
+    monkeypatch.setattr(star_imports.ProjectModules, "read", counting)
+    codes(train, origin=train)
+    codes(train, origin=train)
+    assert len(seen) == 1
+    utils.write_text(utils.read_text() + "\nextra = 1\n", encoding="utf-8")  # a new size
+    codes(train, origin=train)
+    assert len(seen) == 2
+
+
+def test_fixes_reuse_the_star_imported_device_and_torch(tmp_path: Path) -> None:
+    write(tmp_path, "utils.py", "import torch\ndevice = torch.device('cpu')\n")
+    main = write(tmp_path, "main.py", "from utils import *\nx = torch.ones(2).cuda()\n")
+    options = replace(ALL, origin=main)
+    fixed = fix_text(main.read_text(), str(main), options, unsafe=True).text
+    assert fixed == "from utils import *\nx = torch.ones(2).to(device)\n"
+
+
+def test_stdin_resolves_next_to_its_filename_only(tmp_path: Path) -> None:
+    write(tmp_path, "utils.py", UTILS)
+    data = textwrap.dedent(TRAIN).lstrip().encode()
+    named = lint_text(data, "train.py", replace(ALL, origin=tmp_path / "train.py"))
+    anonymous = lint_text(data, "-", ALL)
+    assert "DEV003" not in {d.code for d in named.diagnostics}
+    assert "DEV003" in {d.code for d in anonymous.diagnostics}
+
+
+def test_settings_give_each_file_its_origin(tmp_path: Path) -> None:
+    """What ``devlint check`` and the language server check a file with."""
+    path = tmp_path / "train.py"
+    assert load_settings(None).options_for(path).origin == path
