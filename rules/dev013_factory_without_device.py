@@ -3,6 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint.analysis.facts import FileFacts
+from devlint.analysis.syntax import operand_roots
 from devlint.analysis.values import is_cpu
 from devlint.rule import Finding, FixPlan, Replace, Rule
 
@@ -70,7 +71,7 @@ def _fix(
     """Add ``device=x.device`` for ``x``, a parameter of the function the result meets (or
     the only parameter, when the result meets a value computed from it)."""
     parameters = [param.name.value for param in forward.params.params[int(method) :]]
-    names = [node.value for node in inputs if isinstance(node, cst.Name)]
+    names = [name for node in inputs for name in sorted(operand_roots(node))]
     name = next((name for name in names if name in parameters), None)
     if name is None and len(parameters) == 1 and not isinstance(forward.params.star_arg, cst.Param):
         name = parameters[0]  # ``forward(self, x)``: the one input

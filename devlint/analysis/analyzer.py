@@ -55,11 +55,15 @@ class Analyzer(ModuleClassInterpreter):
             module_names=self.module_env,
             definition_literals=rec.definition_literals,
             star_bindings=self.star_bindings,
-            device_functions={
-                id(self.function_defs[name])
+            device_parameters={
+                id(self.function_defs[name]): device_names
                 for name, seeds in self.seeded.items()
                 if name in self.function_defs
-                and any(may_be_accelerator(value.where) for value in seeds.values())
+                and (
+                    device_names := frozenset(
+                        param for param, value in seeds.items() if may_be_accelerator(value.where)
+                    )
+                )
             },
         )
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devlint.analysis.syntax import operand_roots
 from devlint.analysis.values import CPU, CUDA, UNKNOWN, Value, may_be_placed
 
 # ``torch.__version__``, ``is_torch_version(...)``, ``TORCH_VERSION``,
@@ -131,13 +132,6 @@ class Conditional:
     site: Site | None = None
 
 
-def _root_name(node: cst.CSTNode | None) -> str | None:
-    """``x`` for ``x``, ``x.data``, ``x[0]``: the name an operand reads."""
-    while isinstance(node, cst.Attribute | cst.Subscript):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
 @dataclass(frozen=True, slots=True)
 class AttributeStore:
     """``self.name = value`` in a method of a class."""
@@ -164,9 +158,9 @@ class FileFacts:
     # ids of CUDA literals that are a whole definition (``device = "cuda"``, a parameter or
     # ``--device`` default): where a CUDA default is reported and fixed (DEV003).
     definition_literals: set[int] = field(default_factory=set)
-    # ids of module-level functions this file calls with values that may be on an
-    # accelerator (their parameters were seeded with them).
-    device_functions: set[int] = field(default_factory=set)
+    # Module-level functions this file calls with values that may be on an accelerator:
+    # function id -> the parameters seeded with such values.
+    device_parameters: dict[int, frozenset[str]] = field(default_factory=dict)
     # ids of ``from utils import *`` statements (``cst.ImportFrom``) of project modules
     # that were resolved: the names each bound (star_imports.py).
     star_bindings: dict[int, frozenset[str]] = field(default_factory=dict)
@@ -200,7 +194,7 @@ class FileFacts:
         if function is None:
             return []
         in_forward = function.name.value == "forward" and site.class_name in self.module_classes
-        if not in_forward and id(function) not in self.device_functions:
+        if not in_forward and id(function) not in self.device_parameters:
             return []
         if self._function_of is None:
             self._function_of = {id(call.node): call.site.function for call in self.calls}
@@ -212,8 +206,8 @@ class FileFacts:
         ]
         inputs = [op for op in mix.operands if op.value.where != CPU]
         if not in_forward:  # a helper: the other operand must be one of its parameters
-            names = {param.name.value for param in function.params.params}
-            inputs = [op for op in inputs if _root_name(op.node) in names]
+            names = self.device_parameters[id(function)]
+            inputs = [op for op in inputs if operand_roots(op.node) & names]
         return made_here if inputs else []
 
     def value_of(self, node: cst.CSTNode) -> Value:

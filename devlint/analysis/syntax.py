@@ -134,3 +134,19 @@ def computes_on_parameters(method: cst.FunctionDef) -> bool:
     shape = _MethodShape()
     method.body.visit(shape)
     return shape.reads_self and not shape.moves
+
+
+def operand_roots(node: cst.CSTNode | None) -> set[str]:
+    """The names an operand computes from: ``x`` for ``x``, ``x.data``, ``x[0]``,
+    ``-x``, ``x.std()``, ``0.5 * x.std()`` (not a hot path: ``isinstance`` reads best)."""
+    while True:
+        if isinstance(node, cst.Attribute | cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call):
+            node = node.func
+        elif isinstance(node, cst.UnaryOperation):
+            node = node.expression
+        elif isinstance(node, cst.BinaryOperation):
+            return operand_roots(node.left) | operand_roots(node.right)
+        else:
+            return {node.value} if isinstance(node, cst.Name) else set()
