@@ -20,8 +20,10 @@ import argparse
 import io
 import json
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import tokenize
 from collections import Counter
 from pathlib import Path
@@ -46,8 +48,42 @@ def labels_of(path: Path, display: str) -> set[Key]:
     return found
 
 
+def upstream_layout(folder: Path, paths: list[Path], scratch: Path) -> dict[Path, Path]:
+    """Copies of a blind set's files at their upstream paths (``MANIFEST.toml``), by
+    original: a set keeps ``repo__dir__file.py`` flat, but code meets its siblings by their
+    own names (``from utils import *`` next to ``utils.py``). Sets without a manifest, and
+    files it does not name, stay where they are."""
+    manifest = folder / "MANIFEST.toml"
+    if not manifest.exists():
+        return {}
+    entries = tomllib.loads(manifest.read_text(encoding="utf-8")).get("file", [])
+    staged: dict[Path, Path] = {}
+    by_name = {entry["path"]: entry for entry in entries}
+    for path in paths:
+        entry = by_name.get(path.relative_to(folder).as_posix())
+        if entry is None or not entry["source_path"].endswith(".py"):
+            continue  # a notebook kept as its exported script stays a script
+        target = scratch / entry["repo"].replace("/", "__") / entry["source_path"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        staged[path] = target
+    return staged
+
+
 def diagnostics_of(paths: list[Path], rules: dict[str, list[str]]) -> dict[Key, str]:
     """devlint's diagnostics on ``paths``, by (path, line, code), with their messages."""
+    folder = paths[0].parent if paths else SUITE
+    with tempfile.TemporaryDirectory(prefix="devlint-eval-") as scratch:
+        staged = upstream_layout(folder, paths, Path(scratch))
+        original = {copy.resolve(): path for path, copy in staged.items()}
+        found = _diagnostics([staged.get(path, path) for path in paths], rules)
+    return {
+        (original.get(Path(display), ROOT / display).relative_to(ROOT).as_posix(), row, code): text
+        for (display, row, code), text in found.items()
+    }
+
+
+def _diagnostics(paths: list[Path], rules: dict[str, list[str]]) -> dict[Key, str]:
     command = [sys.executable, "-m", "devlint", "check", "--output-format", "json"]
     if rules.get("select"):
         command += ["--select", ",".join(rules["select"])]
@@ -60,7 +96,7 @@ def diagnostics_of(paths: list[Path], rules: dict[str, list[str]]) -> dict[Key, 
     for item in json.loads(done.stdout):
         if item["code"].startswith(ignored):
             continue
-        display = Path(item["filename"]).resolve().relative_to(ROOT).as_posix()
+        display = Path(item["filename"]).resolve().as_posix()
         found[(display, item["location"]["row"], item["code"])] = item["message"]
     return found
 
