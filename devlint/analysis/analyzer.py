@@ -55,6 +55,7 @@ class Analyzer(ModuleClassInterpreter):
             module_names=self.module_env,
             definition_literals=rec.definition_literals,
             star_bindings=self.star_bindings,
+            resolve_stars=self.resolve_stars if self.unresolved_stars else None,
             device_parameters={
                 id(self.function_defs[name]): device_names
                 for name, seeds in self.seeded.items()

@@ -137,9 +137,15 @@ class DefinitionInterpreter(StatementInterpreter):
         return is_module, inherited
 
     def star_import(self, summary: ModuleSummary) -> None:
-        """Bind what a project module's star import brings (``star_imports.py``)."""
-        for key in sorted(summary.names):  # ``args`` before ``args.cuda``
-            self.store(key, summary.names[key])
+        """Bind what a project module's star import brings (``star_imports.py``) at module
+        level; it runs lazily (``resolve_stars``), so names the file binds itself win."""
+        saved, self.env = self.env, self.module_env
+        try:
+            for key in sorted(summary.names):  # ``args`` before ``args.cuda``
+                if key not in self.module_env:
+                    self.store(key, summary.names[key])
+        finally:
+            self.env = saved
         self.module_classes |= summary.module_classes
         self.stateless_classes |= summary.stateless_classes
         self.imported_returns.update(summary.returns)

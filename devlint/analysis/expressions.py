@@ -71,6 +71,9 @@ class ExpressionInterpreter(DefinitionInterpreter):
         if node.value in _CONSTANT_NAMES:
             return Value(Kind.CONSTANT, constant=_CONSTANT_NAMES[node.value])
         value = self.lookup(node.value)
+        if value is None and self.unresolved_stars:
+            self.resolve_stars()
+            value = self.lookup(node.value)
         if value is None:
             return self.star_imported(node.value)
         if value.kind is Kind.FUNCTION:
@@ -124,6 +127,9 @@ class ExpressionInterpreter(DefinitionInterpreter):
             if method_key is not None:
                 self.rec.attribute_loads.add(method_key)
             known = self.lookup(key) or self.guard_attributes.get(key)
+            if known is None and self.unresolved_stars and self.lookup(key.split(".")[0]) is None:
+                self.resolve_stars()  # ``args.cuda`` of ``from utils import *``
+                known = self.lookup(key)
             if known is not None:
                 return known
             self.missed_attributes.add(key)

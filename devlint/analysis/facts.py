@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -164,6 +165,9 @@ class FileFacts:
     # ids of ``from utils import *`` statements (``cst.ImportFrom``) of project modules
     # that were resolved: the names each bound (star_imports.py).
     star_bindings: dict[int, frozenset[str]] = field(default_factory=dict)
+    # Resolves the star imports the analysis never needed (no name missed), binding their
+    # names in ``module_names``: fixes ask for them through ``star_bound``.
+    resolve_stars: Callable[[], dict[int, frozenset[str]]] | None = None
     _calls_by_node: dict[int, CallRecord] | None = None
     _function_of: dict[int, cst.FunctionDef | None] | None = None
 
@@ -209,6 +213,13 @@ class FileFacts:
             names = self.device_parameters[id(function)]
             inputs = [op for op in inputs if operand_roots(op.node) & names]
         return made_here if inputs else []
+
+    def star_bound(self) -> dict[int, frozenset[str]]:
+        """The names each resolved ``from <project module> import *`` binds (by statement
+        id), resolving the ones the analysis left alone."""
+        if self.resolve_stars is not None:
+            self.star_bindings, self.resolve_stars = self.resolve_stars(), None
+        return self.star_bindings
 
     def value_of(self, node: cst.CSTNode) -> Value:
         """The value the analysis computed for an expression (unknown if never evaluated)."""

@@ -194,7 +194,7 @@ class Scopes:
         """Names a top-level ``from utils import *`` of a project module binds."""
         if not isinstance(statement, cst.SimpleStatementLine):
             return []
-        bindings = self.facts.star_bindings
+        bindings = self.facts.star_bound()
         return sorted(name for small in statement.body for name in bindings.get(id(small), ()))
 
     # -- torch, module names, enclosing definitions

@@ -38,6 +38,9 @@ class StatementInterpreter(Interpreter):
         # file is nowhere (stdin), or is itself being summarised for another file.
         self.project_modules: ProjectModules | None = None
         self.star_bindings: dict[int, frozenset[str]] = {}  # ``FileFacts.star_bindings``
+        # Those star imports, resolved only once a name misses (``resolve_stars``): a file
+        # that only re-exports (``__init__.py``) never reads its siblings.
+        self.unresolved_stars: list[tuple[cst.ImportFrom, int, str]] = []
         self.compound = _compound_handlers(type(self))
 
     def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
@@ -213,11 +216,7 @@ class StatementInterpreter(Interpreter):
             if not node.relative and module.split(".", 1)[0] in torch_api.STAR_RESOLVED_PACKAGES:
                 self.star_modules.append(module)
             elif self.project_modules is not None:
-                summary = self.project_modules.resolve(len(node.relative), module)
-                if summary is not None:
-                    self.star_import(summary)
-                    names = frozenset(key for key in summary.names if "." not in key)
-                    self.star_bindings[id(node)] = names
+                self.unresolved_stars.append((node, len(node.relative), module))
             return
         base = "." * len(node.relative) + module_name(node.module)
         for alias in node.names:
@@ -227,6 +226,19 @@ class StatementInterpreter(Interpreter):
                 local = alias.asname.name.value
             qualname = f"{base}.{name}" if base and not base.endswith(".") else base + name
             self.env[local] = Value(Kind.IMPORTED, qualname=qualname)
+
+    def resolve_stars(self) -> dict[int, frozenset[str]]:
+        """Bind what the file's unresolved star imports of project modules bring, in
+        order; the names each import bound (``FileFacts.star_bindings``)."""
+        pending, self.unresolved_stars = self.unresolved_stars, []
+        for node, level, module in pending:
+            assert self.project_modules is not None  # only then are stars left unresolved
+            summary = self.project_modules.resolve(level, module)
+            if summary is not None:
+                self.star_import(summary)
+                names = frozenset(key for key in summary.names if "." not in key)
+                self.star_bindings[id(node)] = names
+        return self.star_bindings
 
     def star_import(self, summary: ModuleSummary) -> None:
         raise NotImplementedError  # definitions.py
