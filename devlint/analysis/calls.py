@@ -111,6 +111,9 @@ class CallInterpreter(EffectInterpreter):
         *CUDA required* (requirements.py). Not while inlining: those records are dropped."""
         if self.returns is not None:
             return
+        function = record.site.function
+        if record.method in torch_api.PLACING_METHODS and function is not None:
+            self.placing_functions.add(id(function))
         if type(func) is cst.Name and func.value in self.function_defs:
             self.local_calls.append((func.value, record.site, self.owner))
         site = record.site

@@ -50,6 +50,9 @@ class DefinitionInterpreter(StatementInterpreter):
         self.seeded: dict[str, dict[str, Value]] = {}
         self.bodies: dict[str, PendingBody] = {}
         self.cuda_module = False  # the whole module requires CUDA (requirements.py)
+        # Function bodies analysed so far, and those that call ``.to()``/``.cuda()``.
+        self.analysed_functions: set[int] = set()
+        self.placing_functions: set[int] = set()
 
     def used_as_value(self, name: str) -> bool:
         """A module-level function read here other than to call it (a callback, a
@@ -172,6 +175,7 @@ class DefinitionInterpreter(StatementInterpreter):
         try:
             self.env = self.entry_environment(item)
             self.suite(node.body)
+            self.analysed_functions.add(id(node))
             if class_name is not None and node.name.value == "__init__":
                 self.note_cuda_class(node, class_name)
             if class_name is not None:

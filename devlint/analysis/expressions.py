@@ -71,7 +71,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         if node.value in _CONSTANT_NAMES:
             return Value(Kind.CONSTANT, constant=_CONSTANT_NAMES[node.value])
         value = self.lookup(node.value)
-        if value is None and self.unresolved_stars:
+        if value is None and self.unresolved_stars and node.value not in _BUILTINS:
             self.resolve_stars()
             value = self.lookup(node.value)
         if value is None:

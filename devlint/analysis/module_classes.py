@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from devlint.analysis import torch_api
 from devlint.analysis.calls import MAX_INLINED_DEPTH
 from devlint.analysis.datasets import DatasetInterpreter, receiver_of
 from devlint.analysis.interpreter import Env
 from devlint.analysis.values import CPU, UNKNOWN, Kind, Value
-
-# Calls that place what they are called on: ``part.to(device)``, ``part.cuda()``.
-_PLACING_METHODS = frozenset({"to", "cuda", "mps", "xpu"})
 
 
 class ModuleClassInterpreter(DatasetInterpreter):
@@ -43,13 +41,15 @@ class ModuleClassInterpreter(DatasetInterpreter):
         init = self.module_methods.get(name, {}).get("__init__")
         if init is None or not receiver_of(init):
             return False
+        if id(init) in self.analysed_functions and id(init) not in self.placing_functions:
+            return False  # its analysis saw no ``.to()``/``.cuda()``: no need to run it
         if self.inline_depth >= MAX_INLINED_DEPTH or self.inline_budget <= 0:
             return False
         self.inline_budget -= 1
         env = self.argument_env(init, args, keywords, bound=1)
         _, _, records = self.detached(init, env, class_name=name)
         return any(
-            record.method in _PLACING_METHODS
+            record.method in torch_api.PLACING_METHODS
             and not record.casts_only
             and record.receiver is not None
             and record.receiver.kind in (Kind.MODULE, Kind.TENSOR)

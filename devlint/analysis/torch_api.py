@@ -268,6 +268,8 @@ def is_stateless_module(qualname: str) -> bool:
     return leaf.endswith("Loss") or leaf in STATELESS_MODULES
 
 
+# Methods that place what they are called on: ``part.to(device)``, ``part.cuda()``.
+PLACING_METHODS = frozenset({"to", "cuda", "mps", "xpu"})
 # Wrappers that keep the wrapped module's placement.
 WRAPPERS = frozenset(
     {
