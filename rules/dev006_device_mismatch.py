@@ -3,7 +3,13 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint.analysis.facts import FileFacts, Mix, Operand
-from devlint.analysis.values import describe_accelerator, is_cpu, may_be_accelerator
+from devlint.analysis.values import (
+    CPU,
+    Value,
+    describe_accelerator,
+    is_cpu,
+    may_be_accelerator,
+)
 from devlint.rule import Finding, Rule, source_of
 
 
@@ -52,6 +58,8 @@ class DeviceMismatch(Rule):
             operands = mix.operands
             if mix.site.loop is not None and any(op.value.from_batch for op in operands):
                 continue  # a batch element from the loader: DEV002 reports it
+            if any(_refetched_batch(op.value) for op in operands):
+                continue
             on_cpu = [op for op in operands if is_cpu(op.value.where)]
             elsewhere = [op for op in operands if may_be_accelerator(op.value.where)]
             if not (on_cpu and elsewhere) or facts.factories_meeting_inputs(mix):
@@ -63,6 +71,14 @@ class DeviceMismatch(Rule):
             device = describe_accelerator(elsewhere[0].value.where)
             cpu, other = _name(on_cpu[0], mix), _name(elsewhere[0], mix)
             yield Finding(mix.node, f"`{cpu}` is on the CPU but `{other}` may be on {device}")
+
+
+def _refetched_batch(value: Value) -> bool:
+    """A batch element on the CPU on one path and moved on another (``x, y = next(it)``
+    in a ``try`` whose handler may keep last iteration's moved ``y``): where it is depends
+    on the path through the loop, not on the machine, so no device is known to differ."""
+    where = value.where
+    return value.from_batch and where is not None and CPU <= where and may_be_accelerator(where)
 
 
 def _name(operand: Operand, mix: Mix) -> str:
