@@ -10,6 +10,7 @@ compute guard values (``guards.py``).
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -96,7 +97,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 return Value(
                     Kind.DEVICE, where, constant=text, cuda_default=self.unguarded(node, where)
                 )
-        return Value(Kind.CONSTANT, constant=text)
+        return _constant(text)
 
     def unguarded(self, node: cst.BaseExpression, where: Placement) -> cst.BaseExpression | None:
         """``node`` when it names CUDA outside every guard (``Value.cuda_default``)."""
@@ -112,7 +113,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         return UNKNOWN
 
     def number(self, node: cst.Integer | cst.Float) -> Value:
-        return Value(Kind.CONSTANT, constant=number_value(node))
+        return _constant(number_value(node))
 
     def unary(self, node: cst.UnaryOperation) -> Value:
         inner = self.expr(node.expression)
@@ -500,3 +501,9 @@ def _as_tensor_type(value: Value, other: Value) -> Value:
     if other.kind is Kind.TENSOR_TYPE and value.qualname == torch_api.DEFAULT_TENSOR_TYPE:
         return Value(Kind.TENSOR_TYPE, CPU)
     return value
+
+
+@functools.lru_cache(maxsize=4096, typed=True)  # ``typed``: ``1`` and ``True`` differ
+def _constant(value: object) -> Value:
+    """The value of a literal (values are immutable: one object per literal value)."""
+    return Value(Kind.CONSTANT, constant=value)

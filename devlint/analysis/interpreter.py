@@ -154,6 +154,7 @@ class Interpreter:
         self.name_reads: Counter[str] = Counter()
         self.name_calls: Counter[str] = Counter()
         self.option_defaults: Env = {}  # ``--device`` options with a CUDA default, by dest
+        self._last_site: tuple[Context, bool, Site] | None = None
 
     # -- handlers provided by the mixins (statements.py, expressions.py, calls.py)
 
@@ -175,18 +176,25 @@ class Interpreter:
         self.ctx = self.ctx.changed(changes)
 
     def site(self) -> Site:
-        ctx = self.ctx
-        return Site(
+        """The current site; one object while the context and *CUDA required* hold (most
+        calls of a block share it)."""
+        ctx, required = self.ctx, self.cuda_required
+        last = self._last_site
+        if last is not None and last[0] is ctx and last[1] == required:
+            return last[2]
+        site = Site(
             ctx.guarded,
             ctx.loop,
             ctx.function,
             ctx.class_name,
             ctx.conditional,
             ctx.branches,
-            self.cuda_required,
+            required,
             ctx.inner_loop,
             ctx.inner_conditional,
         )
+        self._last_site = (ctx, required, site)
+        return site
 
     # -- environment
 
