@@ -39,6 +39,7 @@ from devlint.analysis.values import (
     is_none,
     join,
     join_placements,
+    may_be_accelerator,
     placement_of_device_string,
 )
 
@@ -169,7 +170,8 @@ class ExpressionInterpreter(DefinitionInterpreter):
         base = self.expr(node.value)
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
-                self.expr(element.slice.value)
+                index = self.expr(element.slice.value)
+                self.index_mix(node, base, element.slice.value, index)
             elif isinstance(element.slice, cst.Slice):
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
                     if part is not None:
@@ -179,6 +181,21 @@ class ExpressionInterpreter(DefinitionInterpreter):
         if base.kind is Kind.TENSOR:
             return replace(base, whole_batch=False)
         return UNKNOWN
+
+    def index_mix(
+        self, node: cst.Subscript, base: Value, index_node: cst.BaseExpression, index: Value
+    ) -> None:
+        """``cpu_tensor[device_indices]`` fails ("indices should be either on cpu or on the
+        same device as the indexed tensor"); a device tensor takes CPU indices."""
+        if (
+            base.kind is Kind.TENSOR
+            and base.where == CPU
+            and not base.scalar
+            and index.kind is Kind.TENSOR
+            and may_be_accelerator(index.where)
+        ):
+            operands = (Operand(node.value, base), Operand(index_node, index))
+            self.rec.mixes[id(node)] = Mix(node, operands, self.site())
 
     def binary_operation(self, node: cst.BinaryOperation) -> Value:
         # Left-nested chains (a + b + c + ...) are flattened so that long ones cannot
