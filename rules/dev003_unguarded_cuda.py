@@ -112,9 +112,10 @@ class UnguardedCuda(Rule):
         for expression, value, how in placed:
             if not _cuda_literal(value):
                 continue
-            if value.cuda_default is not expression:
+            if not any(default is expression for default in value.cuda_defaults):
                 if not passes_to_local_function:
-                    yield None, value.cuda_default
+                    for default in value.cuda_defaults:
+                        yield None, default
             elif how == "to":
                 message = '`.to("cuda")` without a CUDA availability check'
                 yield Finding(node, message, _replace_literal(expression, "{device}")), expression
@@ -169,7 +170,7 @@ def _cuda_literal(value: Value) -> bool:
     """A device that may be a ``"cuda"`` literal written where CUDA may be absent."""
     return (
         value.kind is Kind.DEVICE
-        and value.cuda_default is not None
+        and bool(value.cuda_defaults)
         and value.where is not None
         and "cuda" in value.where
     )

@@ -207,16 +207,16 @@ class CallInterpreter(EffectInterpreter):
         """``parser.add_argument("--device", default="cuda")``: ``args.device`` is CUDA by
         default (reported once, at the default: DEV003)."""
         default = keywords.get("default")
-        if default is None or default.kind is not Kind.DEVICE or default.cuda_default is None:
+        if default is None or default.kind is not Kind.DEVICE or not default.cuda_defaults:
             return
         dest = keywords.get("dest", UNKNOWN).constant
         flags = [string_value(arg.value) or "" for arg in node.args if arg.keyword is None]
         names = [flag.lstrip("-").replace("-", "_") for flag in flags if flag.startswith("--")]
         name = dest if isinstance(dest, str) else next(iter(names), None)
         if name is not None:
-            value = Value(Kind.DEVICE, ANY_DEVICE, cuda_default=default.cuda_default)
+            value = Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=default.cuda_defaults)
             self.option_defaults[name] = value
-            self.rec.definition_literals.add(id(default.cuda_default))
+            self.rec.definition_literals.update(map(id, default.cuda_defaults))
 
     def module_method(
         self,

@@ -236,10 +236,10 @@ class DefinitionInterpreter(StatementInterpreter):
             self.mark_reference(param.default)
         if torch_api.is_device_like_name(param.name.value):
             # ``def f(x, device="cuda")``: callers may pass any device; the default is CUDA.
-            default = value.cuda_default if value.kind is Kind.DEVICE else None
-            if default is not None and default is param.default:
-                self.rec.definition_literals.add(id(default))  # ``device="cuda"``
-            return Value(Kind.DEVICE, ANY_DEVICE, cuda_default=default)
+            defaults = value.cuda_defaults if value.kind is Kind.DEVICE else ()
+            if any(default is param.default for default in defaults):
+                self.rec.definition_literals.add(id(param.default))  # ``device="cuda"``
+            return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=defaults)
         return value if value.kind is Kind.GUARD else UNKNOWN
 
     def parameter_seeds(self, node: cst.FunctionDef) -> dict[str, Value]:

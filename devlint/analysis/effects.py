@@ -57,7 +57,7 @@ class EffectInterpreter(ExpressionInterpreter):
     ) -> Value:
         first = keywords.get("type") or keywords.get("device") or (args[0] if args else None)
         if first is not None and first.kind is Kind.DEVICE:
-            return Value(Kind.DEVICE, first.where, cuda_default=first.cuda_default)
+            return Value(Kind.DEVICE, first.where, cuda_defaults=first.cuda_defaults)
         return Value(Kind.DEVICE, ANY_DEVICE)
 
     def effect_accelerator(

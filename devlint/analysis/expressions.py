@@ -96,13 +96,15 @@ class ExpressionInterpreter(DefinitionInterpreter):
             where = placement_of_device_string(text)
             if where is not None:
                 return Value(
-                    Kind.DEVICE, where, constant=text, cuda_default=self.unguarded(node, where)
+                    Kind.DEVICE, where, constant=text, cuda_defaults=self.unguarded(node, where)
                 )
         return _constant(text)
 
-    def unguarded(self, node: cst.BaseExpression, where: Placement) -> cst.BaseExpression | None:
-        """``node`` when it names CUDA outside every guard (``Value.cuda_default``)."""
-        return node if where == CUDA and not self.ctx.guarded else None
+    def unguarded(
+        self, node: cst.BaseExpression, where: Placement
+    ) -> tuple[cst.BaseExpression, ...]:
+        """``node`` when it names CUDA outside every guard (``Value.cuda_defaults``)."""
+        return (node,) if where == CUDA and not self.ctx.guarded else ()
 
     def formatted_string(self, node: cst.FormattedString) -> Value:
         for part in node.parts:
@@ -110,7 +112,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 self.expr(part.expression)
         head = node.parts[0] if node.parts else None
         if isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda"):
-            return Value(Kind.DEVICE, CUDA, cuda_default=self.unguarded(node, CUDA))
+            return Value(Kind.DEVICE, CUDA, cuda_defaults=self.unguarded(node, CUDA))
         return UNKNOWN
 
     def number(self, node: cst.Integer | cst.Float) -> Value:

@@ -166,6 +166,6 @@ def is_exported(key: str, exported: frozenset[str] | None) -> bool:
 
 def portable(value: Value) -> Value:
     """``value`` without references into its module's tree (factory calls, literals)."""
-    if not value.origins and value.cuda_default is None and value.gate is None:
+    if not value.origins and not value.cuda_defaults and value.gate is None:
         return value
-    return replace(value, origins=(), cuda_default=None, gate=None)
+    return replace(value, origins=(), cuda_defaults=(), gate=None)

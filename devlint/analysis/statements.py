@@ -121,7 +121,7 @@ class StatementInterpreter(Interpreter):
             assert isinstance(small, cst.AnnAssign)
             if small.value is not None:
                 value = self.expr(small.value)
-                if value.cuda_default is small.value:
+                if any(default is small.value for default in value.cuda_defaults):
                     self.rec.definition_literals.add(id(small.value))
                 self.bind(small.target, value)
         elif kind is cst.AugAssign:
@@ -166,7 +166,7 @@ class StatementInterpreter(Interpreter):
         if len(small.targets) == 1 and self.bind_pairwise(small.targets[0].target, small.value):
             return
         value = self.expr(small.value)
-        if value.cuda_default is small.value:
+        if any(default is small.value for default in value.cuda_defaults):
             self.rec.definition_literals.add(id(small.value))  # ``device = "cuda"``
         if value.scalar and value.origins == (small.value,) and len(small.targets) == 1:
             # ``rewards = torch.tensor(r)``: the name it gets says it holds several.

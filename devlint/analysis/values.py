@@ -113,8 +113,9 @@ class Value:
     # TENSOR computed from factory calls without ``device=`` (DEV013, DEV014): those calls.
     origins: tuple[cst.Call, ...] = field(default=(), compare=False)
     # DEVICE that is CUDA by default, from an unguarded literal written at a definition
-    # (``device = "cuda"``, a parameter or ``--device`` default): that literal (DEV003).
-    cuda_default: cst.BaseExpression | None = field(default=None, compare=False)
+    # (``device = "cuda"``, a parameter or ``--device`` default): those literals, one per
+    # definition that reaches here (DEV003).
+    cuda_defaults: tuple[cst.BaseExpression, ...] = field(default=(), compare=False)
     # GUARD combined with a user setting (``not args.no_cuda and avail``): the setting's
     # source and the function it was written in, to gate other choices by it (DEV004).
     gate: tuple[str, cst.FunctionDef | None] | None = field(default=None, compare=False)
@@ -176,10 +177,19 @@ def join(a: Value, b: Value) -> Value:
         scalar=a.scalar and b.scalar,
         float64=a.float64 or b.float64,
         origins=a.origins if a.origins is b.origins else (*a.origins, *b.origins),
-        cuda_default=a.cuda_default if a.cuda_default is not None else b.cuda_default,
+        cuda_defaults=_union(a.cuda_defaults, b.cuda_defaults),
         gate=a.gate if a.gate == b.gate else None,
         classifies=a.classifies and b.classifies,
     )
+
+
+def _union(
+    a: tuple[cst.BaseExpression, ...], b: tuple[cst.BaseExpression, ...]
+) -> tuple[cst.BaseExpression, ...]:
+    """Both tuples of nodes, each node once (by identity), in order."""
+    if a is b or not b:
+        return a
+    return (*a, *(node for node in b if not any(node is seen for seen in a)))
 
 
 def is_none(value: Value) -> bool:
