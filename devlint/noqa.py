@@ -384,6 +384,7 @@ def add_noqa(diagnostics: Iterable[Diagnostic]) -> AddNoqaResult:
 
 
 def _add_to_file(path: Path, found: list[Diagnostic], result: AddNoqaResult) -> None:
+    """Add the ``# noqa`` comments ``found`` asks for to one file, written once."""
     target = path.resolve()  # write through a symlink, not over it
     try:
         data = target.read_bytes()
@@ -391,47 +392,11 @@ def _add_to_file(path: Path, found: list[Diagnostic], result: AddNoqaResult) -> 
     except (OSError, UnreadableSource) as error:
         result.skip(len(found), f"{path}: not changed: {error}")
         return
-    codes: dict[int, set[str]] = defaultdict(set)
-    for diagnostic in found:
-        if diagnostic.code in ENGINE_CODES or diagnostic.code == UNUSED_NOQA:
-            why = (
-                "a noqa comment cannot silence it"
-                if diagnostic.code in ENGINE_CODES
-                else ("fix it with --fix instead")
-            )
-            result.skip(1, f"{path}:{diagnostic.start.row}: {diagnostic.code} not added: {why}")
-            continue
-        codes[diagnostic.noqa_row or diagnostic.start.row].add(diagnostic.code)
+    codes = _codes_by_row(path, found, result)
     if not codes:
         return
     lines = split_lines(source.text, keepends=True)
-    blocked = rows_continued(source.text)
-    directives = line_directives(source.text)
-    added = 0
-    for row, new_codes in sorted(codes.items()):
-        if row > len(lines):
-            result.skip(len(new_codes), f"{path}:{row}: not added: no such line")
-            continue
-        line = lines[row - 1]
-        content = line.rstrip("\r\n")
-        if blocked is None or row in blocked:
-            why = (
-                "the file does not tokenize"
-                if blocked is None
-                else ("the line ends inside a string or with a backslash")
-            )
-            result.skip(len(new_codes), f"{path}:{row}: not added: {why}")
-            continue
-        directive = directives.get(row)
-        if directive is not None and directive.codes:
-            existing = [c.code for c in directive.codes]
-            merged = ", ".join(existing + sorted(new_codes - set(existing)))
-            first, last = directive.codes[0].start, directive.codes[-1].end
-            content = content[:first] + merged + content[last:]
-        else:
-            content = f"{content.rstrip()}  # noqa: {', '.join(sorted(new_codes))}"
-        lines[row - 1] = content + line[len(line.rstrip("\r\n")) :]
-        added += len(new_codes)
+    added = _add_directives(path, source.text, lines, codes, result)
     if added == 0:
         return
     try:
@@ -444,6 +409,61 @@ def _add_to_file(path: Path, found: list[Diagnostic], result: AddNoqaResult) -> 
         result.skip(added, f"{path}: not changed: {reason}")
         return
     result.added += added
+
+
+def _codes_by_row(
+    path: Path, found: list[Diagnostic], result: AddNoqaResult
+) -> dict[int, set[str]]:
+    """The codes to add on each row; a problem for each diagnostic no noqa may silence."""
+    codes: dict[int, set[str]] = defaultdict(set)
+    for diagnostic in found:
+        if diagnostic.code in ENGINE_CODES or diagnostic.code == UNUSED_NOQA:
+            why = (
+                "a noqa comment cannot silence it"
+                if diagnostic.code in ENGINE_CODES
+                else ("fix it with --fix instead")
+            )
+            result.skip(1, f"{path}:{diagnostic.start.row}: {diagnostic.code} not added: {why}")
+            continue
+        codes[diagnostic.noqa_row or diagnostic.start.row].add(diagnostic.code)
+    return codes
+
+
+def _add_directives(
+    path: Path, text: str, lines: list[str], codes: dict[int, set[str]], result: AddNoqaResult
+) -> int:
+    """Add each row's codes to ``lines`` (of ``text``) in place; the number of codes added."""
+    blocked = rows_continued(text)
+    directives = line_directives(text)
+    added = 0
+    for row, new_codes in sorted(codes.items()):
+        if row > len(lines):
+            result.skip(len(new_codes), f"{path}:{row}: not added: no such line")
+            continue
+        if blocked is None or row in blocked:
+            why = (
+                "the file does not tokenize"
+                if blocked is None
+                else ("the line ends inside a string or with a backslash")
+            )
+            result.skip(len(new_codes), f"{path}:{row}: not added: {why}")
+            continue
+        lines[row - 1] = _with_codes(lines[row - 1], directives.get(row), new_codes)
+        added += len(new_codes)
+    return added
+
+
+def _with_codes(line: str, directive: Directive | None, new_codes: set[str]) -> str:
+    """``line`` with ``new_codes`` merged into its noqa directive, or in a new one."""
+    content = line.rstrip("\r\n")
+    if directive is not None and directive.codes:
+        existing = [c.code for c in directive.codes]
+        merged = ", ".join(existing + sorted(new_codes - set(existing)))
+        first, last = directive.codes[0].start, directive.codes[-1].end
+        content = content[:first] + merged + content[last:]
+    else:
+        content = f"{content.rstrip()}  # noqa: {', '.join(sorted(new_codes))}"
+    return content + line[len(line.rstrip("\r\n")) :]
 
 
 def rows_continued(text: str) -> set[int] | None:

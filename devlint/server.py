@@ -293,94 +293,114 @@ def create_server() -> LanguageServer:
     server = LanguageServer(
         "devlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
     )
-    settings = SettingsCache()
-    checked: dict[str, CheckedDocument] = {}
-
-    def encoding() -> str:
-        return str(server.workspace.position_encoding or "utf-16")
-
-    def check(uri: str) -> CheckedDocument | None:
-        path = document_path(uri)
-        if path is None:
-            return None
-        text = server.workspace.get_text_document(uri).source
-        previous = checked.get(uri)
-        try:
-            options = settings.options_for(path)
-        except (ConfigError, OSError) as error:
-            checked.pop(uri, None)
-            message = f"devlint: {error}"
-            if settings.first_report(message):
-                server.window_show_message(
-                    types.ShowMessageParams(type=types.MessageType.Error, message=message)
-                )
-            return None
-        if previous is not None and previous.text == text and previous.options == options:
-            return previous
-        document = CheckedDocument(
-            path, text, options, lint_source(Source(text), str(path), options).diagnostics
-        )
-        checked[uri] = document
-        return document
-
-    def publish(uri: str) -> None:
-        try:
-            if document_path(uri) is None:
-                return  # not a Python file: leave it to other servers
-            document = check(uri)
-            diagnostics = []
-            if document is not None:  # None: the config is broken (shown once); clear
-                lines = lsp_lines(document.text)
-                diagnostics = [
-                    to_lsp_diagnostic(d, lines, encoding()) for d in document.diagnostics
-                ]
-            version = server.workspace.get_text_document(uri).version
-            server.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
-            )
-        except Exception:  # a devlint bug must not take the editor's server down
-            _log_failure(server, f"devlint failed to check {uri}")
+    documents = _OpenDocuments(server)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+        documents.publish(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+        documents.publish(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: types.DidSaveTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+        documents.publish(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        checked.pop(uri, None)
-        try:
-            if document_path(uri) is not None:
-                server.text_document_publish_diagnostics(
-                    types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-                )
-        except Exception:
-            _log_failure(server, f"devlint failed to clear {uri}")
+        documents.close(params.text_document.uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
     )
     def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        uri = params.text_document.uri
-        try:
-            document = check(uri)
-            if document is None:
-                return None
-            return code_actions(uri, document, params.range, params.context.only, encoding())
-        except Exception:
-            _log_failure(server, f"devlint failed to offer fixes for {uri}")
-            return None
+        return documents.code_actions(params)
 
     return server
+
+
+class _OpenDocuments:
+    """The server's open documents: each one's last check, published as diagnostics."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+        self.settings = SettingsCache()
+        self.checked: dict[str, CheckedDocument] = {}
+
+    def encoding(self) -> str:
+        return str(self.server.workspace.position_encoding or "utf-16")
+
+    def check(self, uri: str) -> CheckedDocument | None:
+        """The document checked with its current text and settings (reused when neither
+        changed); None when it is not a Python file or its config is broken."""
+        path = document_path(uri)
+        if path is None:
+            return None
+        text = self.server.workspace.get_text_document(uri).source
+        previous = self.checked.get(uri)
+        try:
+            options = self.settings.options_for(path)
+        except (ConfigError, OSError) as error:
+            self.checked.pop(uri, None)
+            self._show_config_error(f"devlint: {error}")
+            return None
+        if previous is not None and previous.text == text and previous.options == options:
+            return previous
+        document = CheckedDocument(
+            path, text, options, lint_source(Source(text), str(path), options).diagnostics
+        )
+        self.checked[uri] = document
+        return document
+
+    def _show_config_error(self, message: str) -> None:
+        if self.settings.first_report(message):
+            self.server.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=message)
+            )
+
+    def publish(self, uri: str) -> None:
+        """Check the document and send its diagnostics to the editor."""
+        try:
+            if document_path(uri) is None:
+                return  # not a Python file: leave it to other servers
+            document = self.check(uri)
+            diagnostics = []
+            if document is not None:  # None: the config is broken (shown once); clear
+                lines = lsp_lines(document.text)
+                diagnostics = [
+                    to_lsp_diagnostic(d, lines, self.encoding()) for d in document.diagnostics
+                ]
+            version = self.server.workspace.get_text_document(uri).version
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+            )
+        except Exception:  # a devlint bug must not take the editor's server down
+            _log_failure(self.server, f"devlint failed to check {uri}")
+
+    def close(self, uri: str) -> None:
+        """Forget the document and clear its diagnostics."""
+        self.checked.pop(uri, None)
+        try:
+            if document_path(uri) is not None:
+                self.server.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+                )
+        except Exception:
+            _log_failure(self.server, f"devlint failed to clear {uri}")
+
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        """The fixes offered in the requested range (None: nothing to offer)."""
+        uri = params.text_document.uri
+        try:
+            document = self.check(uri)
+            if document is None:
+                return None
+            return code_actions(uri, document, params.range, params.context.only, self.encoding())
+        except Exception:
+            _log_failure(self.server, f"devlint failed to offer fixes for {uri}")
+            return None
 
 
 def _log_failure(server: LanguageServer, what: str) -> None:

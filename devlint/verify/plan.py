@@ -9,8 +9,8 @@ from pathlib import Path
 
 from devlint.verify.devices import Column
 from devlint.verify.emulation import virtual_expectation, virtual_for
-from devlint.verify.expectations import OK, Expectation, Skip
-from devlint.verify.fixture_set import RuleFixtures, live_fixer, write_live_fix
+from devlint.verify.expectations import OK, Expectation, FileExpectations, Skip
+from devlint.verify.fixture_set import Fixer, RuleFixtures, live_fixer, write_live_fix
 
 EXPECT_COMMENT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*)")
 
@@ -68,114 +68,165 @@ def flagged_lines(path: Path) -> frozenset[int]:
 
 
 def plan_runs(rules: Sequence[RuleFixtures], columns: Sequence[Column], workdir: Path) -> Plan:
-    plan = Plan(list(rules), list(columns))
-    real = [column for column in columns if column.present]
-    emulated = [column for column in columns if column.emulated]
-    fixer = live_fixer()
-    plan.live_fix = "available" if fixer is not None else "not available"
-    counter = iter(range(1, 1_000_000_000))
-
-    def next_id() -> str:
-        return f"r{next(counter)}"
-
+    """Every fixture program of ``rules`` on every column, or why it will not run."""
+    planner = _Planner(Plan(list(rules), list(columns)), workdir)
     for rule in rules:
-        plan.problems.extend((rule.code, problem) for problem in rule.problems)
-        own_warnings = {
-            device: tuple(
-                sorted(
-                    {
-                        declared.warns
-                        for entry in rule.expect.entries.values()
-                        if isinstance(declared := entry.devices.get(device), Expectation)
-                        and declared.warns is not None
-                    }
-                )
-            )
-            for device in ("cpu", "cuda", "mps")
-        }
+        planner.add_rule(rule)
+    return planner.plan
 
+
+class _Planner:
+    """Fills a plan rule by rule, numbering the runs in the order they are planned."""
+
+    def __init__(self, plan: Plan, workdir: Path) -> None:
+        self.plan = plan
+        self.workdir = workdir
+        self.real = [column for column in plan.columns if column.present]
+        self.emulated = [column for column in plan.columns if column.emulated]
+        self.fixer = live_fixer()
+        plan.live_fix = "available" if self.fixer is not None else "not available"
+        self._counter = iter(range(1, 1_000_000_000))
+
+    def next_id(self) -> str:
+        return f"r{next(self._counter)}"
+
+    def add_rule(self, rule: RuleFixtures) -> None:
+        self.plan.problems.extend((rule.code, problem) for problem in rule.problems)
+        own_warnings = _own_warnings(rule)
         for path in rule.programs:
             entry = rule.expect.entries.get(path.name)
             if entry is None:
                 continue  # reported as a problem
-            for column in real:
-                declared = entry.devices.get(column.device)
-                if declared is None or isinstance(declared, Skip):
-                    why = declared.reason if declared else f"no expectation for {column.device}"
-                    plan.skipped.append(Skipped(rule.code, path.name, PROGRAM, column, why))
-                    continue
-                clean = not declared.raises and declared.warns is None
-                forbidden = own_warnings[column.device] if clean else ()
-                plan.runs.append(
-                    Run(
-                        next_id(),
-                        rule.code,
-                        path.name,
-                        PROGRAM,
-                        column,
-                        path,
-                        rule.folder,
-                        declared,
-                        forbidden_warnings=forbidden,
-                        isolated=entry.isolated,
-                        fresh=declared.warns is not None or bool(forbidden),
-                    )
-                )
-            check_line = virtual_for(rule.code).at_flagged_line
-            for column in emulated:
-                derived, mechanism = virtual_expectation(rule.code, entry, column.device)
-                if isinstance(derived, Skip):
-                    plan.skipped.append(
-                        Skipped(rule.code, path.name, PROGRAM, column, derived.reason)
-                    )
-                    continue
-                plan.runs.append(
-                    Run(
-                        next_id(),
-                        rule.code,
-                        path.name,
-                        PROGRAM,
-                        column,
-                        path,
-                        rule.folder,
-                        derived,
-                        flagged_lines=flagged_lines(path)
-                        if check_line and derived.raises
-                        else None,
-                        isolated=entry.isolated,
-                        mechanism=mechanism,
-                    )
-                )
+            self._add_real_program_runs(rule, path, entry, own_warnings)
+            self._add_emulated_program_runs(rule, path, entry)
         for path in rule.fixed:
-            if _unchanged(path):
-                reason = "the golden fix changes nothing (no fix for this case): nothing to check"
-                plan.skipped.extend(Skipped(rule.code, path.name, FIXED, c, reason) for c in real)
-                continue
-            plan.runs.extend(_clean_runs(rule, path.name, FIXED, path, real, own_warnings, next_id))
-        if fixer is None:
-            continue
+            self._add_fixed_runs(rule, path, own_warnings)
+        if self.fixer is None:
+            return
         for path in rule.bad:
-            name = f"{path.name} [live fix]"
-            source = path.read_text(encoding="utf-8")
-            try:
-                text = fixer(source, path)
-            except Exception as error:
-                plan.problems.append(
-                    (
-                        rule.code,
-                        f"{rule.code}/{path.name}: devlint --fix failed: {type(error).__name__}: {error}",
-                    )
+            self._add_live_fix_runs(rule, path, own_warnings, self.fixer)
+
+    def _add_real_program_runs(
+        self,
+        rule: RuleFixtures,
+        path: Path,
+        entry: FileExpectations,
+        own_warnings: dict[str, tuple[str, ...]],
+    ) -> None:
+        """The program on each present column, as its expectation for that device declares."""
+        for column in self.real:
+            declared = entry.devices.get(column.device)
+            if declared is None or isinstance(declared, Skip):
+                why = declared.reason if declared else f"no expectation for {column.device}"
+                self.plan.skipped.append(Skipped(rule.code, path.name, PROGRAM, column, why))
+                continue
+            clean = not declared.raises and declared.warns is None
+            forbidden = own_warnings[column.device] if clean else ()
+            self.plan.runs.append(
+                Run(
+                    self.next_id(),
+                    rule.code,
+                    path.name,
+                    PROGRAM,
+                    column,
+                    path,
+                    rule.folder,
+                    declared,
+                    forbidden_warnings=forbidden,
+                    isolated=entry.isolated,
+                    fresh=declared.warns is not None or bool(forbidden),
+                )
+            )
+
+    def _add_emulated_program_runs(
+        self, rule: RuleFixtures, path: Path, entry: FileExpectations
+    ) -> None:
+        """The program on each emulated column, with the expectation derived for it."""
+        check_line = virtual_for(rule.code).at_flagged_line
+        for column in self.emulated:
+            derived, mechanism = virtual_expectation(rule.code, entry, column.device)
+            if isinstance(derived, Skip):
+                self.plan.skipped.append(
+                    Skipped(rule.code, path.name, PROGRAM, column, derived.reason)
                 )
                 continue
-            if text == source:
-                for column in real:
-                    plan.skipped.append(
-                        Skipped(rule.code, name, LIVE_FIX, column, "devlint --fix changes nothing")
-                    )
-                continue
-            fixed = write_live_fix(text, path, workdir)
-            plan.runs.extend(_clean_runs(rule, name, LIVE_FIX, fixed, real, own_warnings, next_id))
-    return plan
+            self.plan.runs.append(
+                Run(
+                    self.next_id(),
+                    rule.code,
+                    path.name,
+                    PROGRAM,
+                    column,
+                    path,
+                    rule.folder,
+                    derived,
+                    flagged_lines=flagged_lines(path) if check_line and derived.raises else None,
+                    isolated=entry.isolated,
+                    mechanism=mechanism,
+                )
+            )
+
+    def _add_fixed_runs(
+        self, rule: RuleFixtures, path: Path, own_warnings: dict[str, tuple[str, ...]]
+    ) -> None:
+        """A golden fix on every real column, unless it is the bad program unchanged."""
+        if _unchanged(path):
+            reason = "the golden fix changes nothing (no fix for this case): nothing to check"
+            self.plan.skipped.extend(
+                Skipped(rule.code, path.name, FIXED, c, reason) for c in self.real
+            )
+            return
+        self.plan.runs.extend(
+            _clean_runs(rule, path.name, FIXED, path, self.real, own_warnings, self.next_id)
+        )
+
+    def _add_live_fix_runs(
+        self,
+        rule: RuleFixtures,
+        path: Path,
+        own_warnings: dict[str, tuple[str, ...]],
+        fixer: Fixer,
+    ) -> None:
+        """What ``devlint --fix`` makes of a bad program, on every real column."""
+        name = f"{path.name} [live fix]"
+        source = path.read_text(encoding="utf-8")
+        try:
+            text = fixer(source, path)
+        except Exception as error:
+            self.plan.problems.append(
+                (
+                    rule.code,
+                    f"{rule.code}/{path.name}: devlint --fix failed: {type(error).__name__}: {error}",
+                )
+            )
+            return
+        if text == source:
+            for column in self.real:
+                self.plan.skipped.append(
+                    Skipped(rule.code, name, LIVE_FIX, column, "devlint --fix changes nothing")
+                )
+            return
+        fixed = write_live_fix(text, path, self.workdir)
+        self.plan.runs.extend(
+            _clean_runs(rule, name, LIVE_FIX, fixed, self.real, own_warnings, self.next_id)
+        )
+
+
+def _own_warnings(rule: RuleFixtures) -> dict[str, tuple[str, ...]]:
+    """By device, the warnings the rule's programs declare (``warns``), sorted."""
+    return {
+        device: tuple(
+            sorted(
+                {
+                    declared.warns
+                    for entry in rule.expect.entries.values()
+                    if isinstance(declared := entry.devices.get(device), Expectation)
+                    and declared.warns is not None
+                }
+            )
+        )
+        for device in ("cpu", "cuda", "mps")
+    }
 
 
 def _unchanged(fixed: Path) -> bool:

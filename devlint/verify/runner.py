@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from devlint.verify import devices
-from devlint.verify.devices import Column, DeviceSet, child_setup, columns_for
+from devlint.verify.devices import ChildSetup, Column, DeviceSet, child_setup, columns_for
 from devlint.verify.expectations import DEVICES, Outcome, RaisedException, mismatch
 from devlint.verify.fixture_set import load_rules, shipped_fixture_root
 from devlint.verify.plan import Plan, Run, plan_runs
@@ -223,6 +223,28 @@ class Executor:
     # -- one process ----------------------------------------------------------------------
 
     def _process(self, batch: list[Run], mode: str) -> tuple[list[RunResult], list[Run]]:
+        """Run ``batch`` in one bootstrap process: the results, and the runs to retry alone."""
+        folder = self._new_folder(mode)
+        setup = child_setup(batch[0].column, self.found, batch[0].mechanism)
+        folder.mkdir(parents=True)
+        events = folder / "events.jsonl"
+        log = folder / "bootstrap.log"
+        outputs = {run.id: (folder / f"{run.id}.out", folder / f"{run.id}.err") for run in batch}
+        fork = self.isolation == "fork" and mode != "fallback" and not batch[0].isolated
+        spec = self._spec(batch, folder, setup, fork, events, outputs)
+        (folder / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+        proc = _launch_bootstrap(folder, setup, log)
+        self.live.add(proc)
+        limit = self.timeout + (FORK_GRACE_SECONDS if fork else 0.0)
+        try:
+            records, hung = self._watch(proc, events, limit)
+        finally:
+            _kill(proc)
+            self.live.discard(proc)
+        return self._collect(batch, mode, records, hung, proc.returncode, outputs, log)
+
+    def _new_folder(self, mode: str) -> Path:
+        """Count the process in the stats, and name its own folder (not yet created)."""
         with self._lock:
             if mode == "batch":
                 self.stats.batches += 1
@@ -230,23 +252,23 @@ class Executor:
                 self.stats.solo += 1
             else:
                 self.stats.fallback += 1
-            folder = self.workdir / f"p{next(self._serial)}"
-        column = batch[0].column
-        setup = child_setup(column, self.found, batch[0].mechanism)
-        folder.mkdir(parents=True)
-        events = folder / "events.jsonl"
-        log = folder / "bootstrap.log"
-        outputs = {run.id: (folder / f"{run.id}.out", folder / f"{run.id}.err") for run in batch}
-        fork = self.isolation == "fork" and mode != "fallback" and not batch[0].isolated
-        needs_torch = setup.hide_mps or setup.emulate is not None
-        preload = list(PRELOAD) if not batch[0].isolated else []
-        if needs_torch and "torch" not in preload:
-            preload.insert(0, "torch")  # the patches need it
-        spec = {
+            return self.workdir / f"p{next(self._serial)}"
+
+    def _spec(
+        self,
+        batch: list[Run],
+        folder: Path,
+        setup: ChildSetup,
+        fork: bool,
+        events: Path,
+        outputs: dict[str, tuple[Path, Path]],
+    ) -> dict[str, Any]:
+        """What the bootstrap reads (``spec.json``); creates each run's working directory."""
+        return {
             "events": str(events),
             "fork": fork,
             "timeout": self.timeout,
-            "preload": preload,
+            "preload": _preload(batch[0], setup),
             **setup.to_json(),
             "runs": [
                 {
@@ -261,32 +283,6 @@ class Executor:
                 for run in batch
             ],
         }
-        (folder / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
-        env = {
-            **os.environ,
-            **setup.env,
-            "PYTHONDONTWRITEBYTECODE": "1",  # the fixture folder may be read-only (a wheel)
-            "PYTHONIOENCODING": "utf-8",
-            "PYTHONFAULTHANDLER": "1",  # a hard crash still leaves a Python traceback
-        }
-        with open(log, "wb") as log_file:
-            proc = subprocess.Popen(
-                [sys.executable, str(BOOTSTRAP), str(folder / "spec.json")],
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                cwd=folder,
-                env=env,
-                start_new_session=os.name == "posix",
-            )
-        self.live.add(proc)
-        limit = self.timeout + (FORK_GRACE_SECONDS if fork else 0.0)
-        try:
-            records, hung = self._watch(proc, events, limit)
-        finally:
-            _kill(proc)
-            self.live.discard(proc)
-        return self._collect(batch, mode, records, hung, proc.returncode, outputs, log)
 
     def _watch(
         self, proc: subprocess.Popen[bytes], events: Path, limit: float
@@ -411,6 +407,36 @@ class _EventReader:
             except ValueError:
                 continue
         return records
+
+
+def _preload(first: Run, setup: ChildSetup) -> list[str]:
+    """The modules a batch process imports before its programs."""
+    needs_torch = setup.hide_mps or setup.emulate is not None
+    preload = list(PRELOAD) if not first.isolated else []
+    if needs_torch and "torch" not in preload:
+        preload.insert(0, "torch")  # the patches need it
+    return preload
+
+
+def _launch_bootstrap(folder: Path, setup: ChildSetup, log: Path) -> subprocess.Popen[bytes]:
+    """Start the bootstrap on ``folder``'s spec, its own output going to ``log``."""
+    env = {
+        **os.environ,
+        **setup.env,
+        "PYTHONDONTWRITEBYTECODE": "1",  # the fixture folder may be read-only (a wheel)
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONFAULTHANDLER": "1",  # a hard crash still leaves a Python traceback
+    }
+    with open(log, "wb") as log_file:
+        return subprocess.Popen(
+            [sys.executable, str(BOOTSTRAP), str(folder / "spec.json")],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            cwd=folder,
+            env=env,
+            start_new_session=os.name == "posix",
+        )
 
 
 def _mkdir(path: Path) -> Path:
