@@ -64,6 +64,7 @@ class FixContext:
     """What turning replacements into edits needs to know about one parsed file."""
 
     module: cst.Module
+    code: str  # the module's source (``module.code``, which costs a code generation)
     positions: Mapping[cst.CSTNode, CodeRange]
     facts: FileFacts
     accelerator_api: str = "auto"
@@ -76,7 +77,7 @@ class FixContext:
 
     def __post_init__(self) -> None:
         self.scopes = Scopes(self.module, self.positions, self.facts)
-        self.wrapper = Wrapper(self.module, self.positions, self.line_length)
+        self.wrapper = Wrapper(self.module, self.code, self.positions, self.line_length)
 
     def build_all(self, plans: Sequence[tuple[FixPlan, Applicability]]) -> list[Fix | None]:
         """Each plan as a fix (None where it cannot be written safely here).
@@ -110,7 +111,7 @@ class FixContext:
                 header.append("import torch")
             names["torch"] = torch_name
         if "selection" in needed:
-            selection = selection_code(self.accelerator_api, names["torch"], self.module.code)
+            selection = selection_code(self.accelerator_api, names["torch"], self.code)
             atomic = selection.startswith(f"{names['torch']}.device(")
             names["selection"] = selection if atomic else f"({selection})"
         if any("{device_or_cpu}" in text for text in texts):
@@ -142,7 +143,7 @@ class FixContext:
                 start = end = start if edit.where == "before" else end
             content = template.format(**names, **layout)
             if BLOCK_INDENT in content:
-                if BLOCK_INDENT in self.module.code:
+                if BLOCK_INDENT in self.code:
                     return None  # the file has the marker's character itself
                 content = content.replace(BLOCK_INDENT, self._block_indent(edit.node))
             statement = self._statement_of(edit.node)
@@ -154,11 +155,11 @@ class FixContext:
 
     def _selection(self, torch_name: str, width: int = len(f"{DEVICE_NAME} = ")) -> str:
         """The device selection, wrapped when it would not fit after ``width`` columns."""
-        code = selection_code(self.accelerator_api, torch_name, self.module.code)
+        code = selection_code(self.accelerator_api, torch_name, self.code)
         if width + len(code) <= self.line_length:
             return code
         layout = {"nl": self.module.default_newline, "tab": self.module.default_indent}
-        api = _api(self.accelerator_api, self.module.code)
+        api = _api(self.accelerator_api, self.code)
         return WRAPPED_SELECTIONS[api].format(torch=torch_name, **layout)
 
     def _span(self, node: cst.CSTNode) -> tuple[Location, Location]:
@@ -192,7 +193,7 @@ class FixContext:
 
     def _indent(self, row: int) -> str:
         if self._lines is None:
-            self._lines = LINE_BREAK.split(self.module.code)  # not splitlines(): \x0c
+            self._lines = LINE_BREAK.split(self.code)  # not splitlines(): \x0c
         line = self._lines[row - 1] if 0 < row <= len(self._lines) else ""
         return line[: len(line) - len(line.lstrip(" \t"))]
 

@@ -87,7 +87,7 @@ def _check_text(text: str, display: str, options: CheckOptions) -> list[Diagnost
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, DEEP_RECURSION_LIMIT))
         try:
-            outcome.append(_run_rules(module, display, options))
+            outcome.append(_run_rules(module, text, display, options))
         except Exception as error:  # a devlint bug or limit must not stop the run
             outcome.append(error)
         finally:
@@ -164,7 +164,10 @@ def _bracket_depth(text: str) -> int:
     return max(accumulate(steps), default=0)
 
 
-def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[Diagnostic]:
+def _run_rules(
+    module: cst.Module, text: str, display: str, options: CheckOptions
+) -> list[Diagnostic]:
+    """The selected rules' diagnostics on a parsed module (``text``: its source)."""
     settings = RuleSettings(options.target_torch)
     rules = [cls(settings) for code, cls in all_rules().items() if code in options.codes]
     rules = [rule for rule in rules if not rule.engine_only]
@@ -186,7 +189,7 @@ def _run_rules(module: cst.Module, display: str, options: CheckOptions) -> list[
         if finding.fix is not None and rule.fix is not None
     ]
     context = FixContext(
-        module, positions, facts, options.accelerator_api, line_length=options.line_length
+        module, text, positions, facts, options.accelerator_api, line_length=options.line_length
     )
     built = context.build_all([(plan, applicability) for _, plan, applicability in fixable])
     fix_of = {key: fix for (key, _, _), fix in zip(fixable, built, strict=True)}

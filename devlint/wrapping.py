@@ -39,12 +39,13 @@ class Wrapper:
     def __init__(
         self,
         module: cst.Module,
+        code: str,
         positions: Mapping[cst.CSTNode, CodeRange],
         line_length: int,
     ) -> None:
-        self.module, self.positions, self.limit = module, positions, line_length
-        self.lines = LINE_BREAK.split(module.code)
-        self.starts = [0, 0, *(found.end() for found in LINE_BREAK.finditer(module.code))]
+        self.module, self.code, self.positions, self.limit = module, code, positions, line_length
+        self.lines = LINE_BREAK.split(code)
+        self.starts = [0, 0, *(found.end() for found in LINE_BREAK.finditer(code))]
 
     def fit(self, node: cst.CSTNode, statement: cst.CSTNode | None, edit: Edit) -> Edit:
         """``edit`` (made at ``node``, in ``statement``), wrapped if it is too long."""
@@ -153,7 +154,7 @@ class Wrapper:
 
     def _text(self, start: Location, end: Location) -> str:
         first = self.starts[start.row] + start.column - 1
-        return self.module.code[first : self.starts[end.row] + end.column - 1]
+        return self.code[first : self.starts[end.row] + end.column - 1]
 
 
 class _Layout:
