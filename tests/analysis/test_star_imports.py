@@ -195,3 +195,31 @@ def test_settings_give_each_file_its_origin(tmp_path: Path) -> None:
     """What ``devlint check`` and the language server check a file with."""
     path = tmp_path / "train.py"
     assert load_settings(None).options_for(path).origin == path
+
+
+def test_a_file_that_only_reexports_never_reads_its_siblings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, "pkg/__init__.py", "from .utils import *\nfrom .models import *\n")
+    write(tmp_path, "pkg/utils.py", UTILS)
+    write(tmp_path, "pkg/models.py", "import torch\nnet = torch.nn.Linear(2, 2)\n")
+    seen: list[Path] = []
+    original = star_imports.ProjectModules.read
+
+    def counting(self: star_imports.ProjectModules, path: Path, size: int) -> object:
+        seen.append(path)
+        return original(self, path, size)
+
+    monkeypatch.setattr(star_imports.ProjectModules, "read", counting)
+    init = tmp_path / "pkg" / "__init__.py"
+    assert codes(init, origin=init) == []
+    assert seen == []  # resolved lazily: no name of theirs was ever needed
+
+
+def test_a_fix_resolves_the_star_imports_the_analysis_left_alone(tmp_path: Path) -> None:
+    # Every name main.py reads is its own, so only the fix asks what ``utils`` binds.
+    write(tmp_path, "utils.py", "import torch\ndevice = torch.device('cpu')\n")
+    source = "import torch\nfrom utils import *\nx = torch.ones(2).cuda()\n"
+    main = write(tmp_path, "main.py", source)
+    fixed = fix_text(source, str(main), replace(ALL, origin=main), unsafe=True).text
+    assert fixed == "import torch\nfrom utils import *\nx = torch.ones(2).to(device)\n"
