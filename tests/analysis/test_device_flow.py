@@ -645,10 +645,11 @@ def test_cuda_required_at_calls(name: str) -> None:
 
 
 def test_literals_keep_their_type() -> None:
-    # Literal values are shared objects (one per value): ``1`` and ``1.0`` are equal and
-    # hash alike in Python, but must keep their own types.
-    module = cst.parse_module("a = 1\nb = True\nc = 1.0\nd = 'cuda:0'\ne = 'x'\n")
+    # Literal values are shared objects, one per value: ``1`` and ``1.0`` are equal and hash
+    # alike in Python, but each keeps its own type.
+    module = cst.parse_module("a = 1\nb = 1.0\nc = 1\nd = 'cuda:0'\ne = 'x'\n")
     facts = analyze(module)
     values = [facts.value_of(statement.body[0].value) for statement in module.body]
-    assert [type(value.constant) for value in values] == [int, bool, float, str, str]
+    assert [type(value.constant) for value in values] == [int, float, int, str, str]
+    assert values[0] is values[2]  # shared
     assert values[3].kind is Kind.DEVICE and values[4].kind is Kind.CONSTANT
