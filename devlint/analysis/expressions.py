@@ -522,7 +522,7 @@ def _as_tensor_type(value: Value, other: Value) -> Value:
     return value
 
 
-@functools.lru_cache(maxsize=4096, typed=True)  # ``typed``: ``1`` and ``True`` differ
+@functools.lru_cache(maxsize=4096, typed=True)  # ``typed``: ``1`` and ``1.0`` stay apart
 def _constant(value: object) -> Value:
     """The value of a literal (values are immutable: one object per literal value)."""
     return Value(Kind.CONSTANT, constant=value)
