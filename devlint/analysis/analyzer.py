@@ -15,7 +15,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from devlint.analysis import requirements, star_imports
+from devlint.analysis import requirements, star_imports, torch_api
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.interpreter import Env
 from devlint.analysis.module_classes import ModuleClassInterpreter
@@ -37,7 +37,9 @@ class Analyzer(ModuleClassInterpreter):
             if self.parameter_seeds(item.node) != self.seeded.get(name, {}):
                 self.pending.append(item)
         self.run_pending()
-        if self.missed_attributes & (self.guard_attributes.keys() - self.seeded_guards):
+        flags = self.guard_attributes.keys() - self.seeded_guards
+        missed = {torch_api.aliased_flag(key, flags) or key for key in self.missed_attributes}
+        if missed & flags:
             # A guard attribute was read before its assignment was seen: run once more.
             again = Analyzer(self.guard_functions, self.guard_attributes)
             again.project_modules = self.project_modules

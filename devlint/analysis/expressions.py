@@ -134,6 +134,9 @@ class ExpressionInterpreter(DefinitionInterpreter):
             if known is None and self.unresolved_stars and self.lookup(key.split(".")[0]) is None:
                 self.resolve_stars()  # ``args.cuda`` of ``from utils import *``
                 known = self.lookup(key)
+            if known is None and self.guard_attributes:
+                alias = torch_api.aliased_flag(key, self.guard_attributes)
+                known = self.guard_attributes[alias] if alias is not None else None
             if known is not None:
                 return known
             self.missed_attributes.add(key)

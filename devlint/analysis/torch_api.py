@@ -10,6 +10,7 @@ name rather than a value; every entry says why it is there.
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from enum import Enum
 
 # Calls whose truthy result means an accelerator is available; the value names the backend.
@@ -527,6 +528,20 @@ DEVICE_NAMES = frozenset({"device", "dev", "devices", "target_device", "accelera
 def is_device_like_name(name: str) -> bool:
     last = name.rsplit(".", 1)[-1].lower()
     return last in DEVICE_NAMES or last.endswith("_device") or last.startswith("device_")
+
+
+# An attribute chain that ends in a known availability flag is that flag:
+# ``self.args.cuda`` in a trainer's methods after ``self.args = args``, where the script
+# set ``args.cuda = not args.no_cuda and torch.cuda.is_available()`` (eval/blind9: the
+# deeplab trainer; the object holding the namespace is not tracked through ``self``).
+def aliased_flag(key: str, flags: Container[str]) -> str | None:
+    """The known flag (``args.cuda``) that ``key`` (``self.args.cuda``) ends with."""
+    parts = key.split(".")
+    for start in range(1, len(parts) - 1):
+        suffix = ".".join(parts[start:])
+        if suffix in flags:
+            return suffix
+    return None
 
 
 # ``for x, y in train_loader`` where the loader comes from another file: loops over a
