@@ -1,8 +1,8 @@
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint.analysis import torch_api
 from devlint.analysis.facts import FileFacts, Loop
 from devlint.analysis.values import Kind, describe_accelerator, is_cpu, may_be_accelerator
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
@@ -65,7 +65,7 @@ class BatchNotMoved(Rule):
                 if not is_cpu(operand.value.where):
                     continue
                 name = _source(operand.node)
-                if _LENGTHS.search(name.lower()):
+                if torch_api.names_lengths(name):
                     continue  # ``pack_padded_sequence`` and ``ctc_loss`` take CPU lengths
                 if (id(loop), name) not in reported:
                     reported.add((id(loop), name))
@@ -79,9 +79,6 @@ class BatchNotMoved(Rule):
                     f"values on {device}; move it with `.to(device)`",
                     _fix(loop.node, stale, _loop_device(facts, loop)),
                 )
-
-
-_LENGTHS = re.compile(r"(?<![a-z])(len|lens|lengths?)(?![a-z])")
 
 
 def _loop_device(facts: FileFacts, loop: Loop) -> str | None:

@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint.analysis import torch_api
 from devlint.analysis.facts import FileFacts, Mix, Operand
 from devlint.analysis.values import (
     Value,
@@ -59,7 +60,7 @@ class DeviceMismatch(Rule):
                 continue  # a batch element from the loader: DEV002 reports it
             if any(_refetched_batch(op.value) for op in operands):
                 continue
-            on_cpu = [op for op in operands if is_cpu(op.value.where)]
+            on_cpu = [op for op in operands if is_cpu(op.value.where) and not _lengths(op, mix)]
             elsewhere = [op for op in operands if may_be_accelerator(op.value.where)]
             if not (on_cpu and elsewhere) or facts.factories_meeting_inputs(mix):
                 continue  # a factory without ``device=`` meeting the inputs: DEV013
@@ -80,6 +81,16 @@ def _refetched_batch(value: Value) -> bool:
     if not value.from_batch or where is None:
         return False
     return "cpu" in where and may_be_accelerator(where)
+
+
+def _lengths(operand: Operand, mix: Mix) -> bool:
+    """A call's lengths or sizes argument, which may stay on the CPU (``torch_api``)."""
+    node = operand.node
+    return (
+        isinstance(mix.node, cst.Call)
+        and node is not None
+        and (torch_api.names_lengths(source_of(node)))
+    )
 
 
 def _name(operand: Operand, mix: Mix) -> str:

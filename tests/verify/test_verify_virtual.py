@@ -135,3 +135,18 @@ def test_legacy_tensor_types_move_with_type() -> None:
         assert on_gpu.type(torch.Tensor).device.type == "cpu"  # the default (CPU) type
         with pytest.raises(RuntimeError, match=MIXED):
             torch.nn.Linear(2, 1).cuda()(back.unsqueeze(0))
+
+
+def test_ctc_loss_takes_its_lengths_on_the_cpu() -> None:
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice("cuda"):
+        log_probs = torch.randn(12, 2, 5).log_softmax(2).cuda()
+        targets = torch.randint(1, 5, (2, 4))
+        lengths, target_lengths = torch.IntTensor([12, 12]), torch.IntTensor([4, 4])
+        loss = torch.nn.CTCLoss()(log_probs, targets.cuda(), lengths, target_lengths)
+        assert loss.is_cuda
+        with pytest.raises(RuntimeError, match=MIXED):
+            torch.nn.functional.ctc_loss(log_probs, targets, lengths, target_lengths)
