@@ -60,6 +60,8 @@ class GuardedCudaMove(Rule):
             test, node = conditional.test, conditional.node
             if test.kind is not Kind.GUARD or test.qualname != "cuda" or test.polarity <= 0:
                 continue
+            if test.classifies:
+                continue  # ``if x.is_cuda:`` follows a placement, it tests no availability
             if conditional.enclosing_backends - {"cuda"}:
                 continue
             if isinstance(node, cst.If) and _only_moves_to_cuda(node, facts):
