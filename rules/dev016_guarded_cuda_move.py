@@ -15,7 +15,8 @@ class GuardedCudaMove(Rule):
     """
     ## What it does
     Checks for the tutorials' "method one": an `if torch.cuda.is_available():` (or
-    `if use_cuda:`) statement whose only job is moving things with `.cuda()`. Off by
+    `if use_cuda:`) statement whose only job is moving things with `.cuda()` (an `else`
+    may only move them back with `.cpu()`). Off by
     default: select `DEV016` to enable it, and its fix turns method one into method two.
 
     ## Why is this bad?
@@ -69,10 +70,31 @@ class GuardedCudaMove(Rule):
 
 
 def _only_moves_to_cuda(node: cst.If, facts: FileFacts) -> bool:
-    """``if cuda_ok: x = x.cuda()``: moves only, no else."""
-    if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock):
+    """``if cuda_ok: x = x.cuda()``: moves only; an ``else`` may only move back to the CPU
+    (``else: model.cpu()``), which one ``.to(device)`` does as well."""
+    if not isinstance(node.body, cst.IndentedBlock) or not _cpu_else(node.orelse):
         return False
     return bool(node.body.body) and all(_is_move(line, facts) for line in node.body.body)
+
+
+def _cpu_else(orelse: cst.If | cst.Else | None) -> bool:
+    if orelse is None:
+        return True
+    if not isinstance(orelse, cst.Else) or not isinstance(orelse.body, cst.IndentedBlock):
+        return False
+    return all(
+        (values := _moves(line)) is not None and all(map(_is_cpu_call, values))
+        for line in orelse.body.body
+    )
+
+
+def _is_cpu_call(value: cst.BaseExpression) -> bool:
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "cpu"
+        and not value.args
+    )
 
 
 def _moves(statement: cst.BaseStatement) -> list[cst.BaseExpression] | None:
