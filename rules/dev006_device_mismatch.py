@@ -86,11 +86,9 @@ def _refetched_batch(value: Value) -> bool:
 def _lengths(operand: Operand, mix: Mix) -> bool:
     """A call's lengths or sizes argument, which may stay on the CPU (``torch_api``)."""
     node = operand.node
-    return (
-        isinstance(mix.node, cst.Call)
-        and node is not None
-        and (torch_api.names_lengths(source_of(node)))
-    )
+    if not isinstance(mix.node, cst.Call) or not isinstance(node, cst.Name | cst.Attribute):
+        return False  # a named argument, not ``x.view(batch_size, -1)``
+    return torch_api.names_lengths(source_of(node))
 
 
 def _name(operand: Operand, mix: Mix) -> str:
