@@ -2,7 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from devlint.analysis import torch_api
+from devlint.analysis import name_guesses
 from devlint.analysis.facts import FileFacts, Loop
 from devlint.analysis.values import Kind, describe_accelerator, is_cpu, may_be_accelerator
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
@@ -65,7 +65,7 @@ class BatchNotMoved(Rule):
                 if not is_cpu(operand.value.where):
                     continue
                 name = _source(operand.node)
-                if torch_api.names_lengths(name):
+                if name_guesses.names_lengths(name):
                     continue  # ``pack_padded_sequence`` and ``ctc_loss`` take CPU lengths
                 if (id(loop), name) not in reported:
                     reported.add((id(loop), name))

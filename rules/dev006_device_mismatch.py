@@ -2,7 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from devlint.analysis import torch_api
+from devlint.analysis import name_guesses
 from devlint.analysis.facts import FileFacts, Mix, Operand
 from devlint.analysis.values import (
     Value,
@@ -84,11 +84,11 @@ def _refetched_batch(value: Value) -> bool:
 
 
 def _lengths(operand: Operand, mix: Mix) -> bool:
-    """A call's lengths or sizes argument, which may stay on the CPU (``torch_api``)."""
+    """A call's lengths or sizes argument, which may stay on the CPU (``name_guesses``)."""
     node = operand.node
     if not isinstance(mix.node, cst.Call) or not isinstance(node, cst.Name | cst.Attribute):
         return False  # a named argument, not ``x.view(batch_size, -1)``
-    return torch_api.names_lengths(source_of(node))
+    return name_guesses.names_lengths(source_of(node))
 
 
 def _name(operand: Operand, mix: Mix) -> str:

@@ -8,8 +8,8 @@ Where each question is decided:
   the items of the file's own ``Dataset`` classes are, ``module_classes.py`` where its
   ``nn.Module`` instances are) over the lattice in ``values.py``.
 - "What does this torch API do to placement?" and "does this module have a device?":
-  ``torch_api.py``, the semantics table (``call_effect``, ``STATELESS_MODULES``), with the
-  few name guesses devlint still makes in its last section.
+  ``torch_api.py``, the semantics table (``call_effect``, ``STATELESS_MODULES``); the few
+  guesses devlint still makes from a name, each with its evidence: ``name_guesses.py``.
 - "What does ``from utils import *`` bind?": ``star_imports.py`` (the project's own
   modules next to the file, summarised by ``analyzer.summarize``).
 - "Is this ``if`` a CUDA guard?": ``guards.py`` (availability as a boolean value domain);

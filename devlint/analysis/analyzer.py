@@ -15,7 +15,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from devlint.analysis import requirements, star_imports, torch_api
+from devlint.analysis import name_guesses, requirements, star_imports
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.interpreter import Env
 from devlint.analysis.module_classes import ModuleClassInterpreter
@@ -38,7 +38,7 @@ class Analyzer(ModuleClassInterpreter):
                 self.pending.append(item)
         self.run_pending()
         flags = self.guard_attributes.keys() - self.seeded_guards
-        missed = {torch_api.aliased_flag(key, flags) or key for key in self.missed_attributes}
+        missed = {name_guesses.aliased_flag(key, flags) or key for key in self.missed_attributes}
         if missed & flags:
             # A guard attribute was read before its assignment was seen: run once more.
             again = Analyzer(self.guard_functions, self.guard_attributes)

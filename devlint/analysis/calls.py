@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import guards, torch_api
+from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.effects import EffectInterpreter, is_float64
 from devlint.analysis.facts import CallRecord, Mix, Operand
 from devlint.analysis.interpreter import Env, Records, batch_of
@@ -138,10 +138,10 @@ class CallInterpreter(EffectInterpreter):
         if type(first) is cst.Call:  # ``x.to(torch.get_default_dtype())``
             first = first.func
         name = dotted_name(first) if first is not None else None
-        if name is not None and torch_api.is_device_like_name(name):
+        if name is not None and name_guesses.is_device_like_name(name):
             return ANY_DEVICE, True
         names_device = any(arg.keyword and arg.keyword.value == "device" for arg in node.args)
-        if name is not None and torch_api.names_a_dtype(name) and not names_device:
+        if name is not None and name_guesses.names_a_dtype(name) and not names_device:
             return None, False
         return None, True
 
@@ -282,7 +282,7 @@ class CallInterpreter(EffectInterpreter):
         if effect is not Effect.AVAILABILITY and (
             callee in self.guard_functions
             or leaf in self.guard_leaf_names
-            or torch_api.GUARD_FUNCTION_NAME.match(leaf)
+            or name_guesses.GUARD_FUNCTION_NAME.match(leaf)
         ):
             return guards.CUDA_AVAILABLE
         if effect is None:
@@ -338,7 +338,7 @@ class CallInterpreter(EffectInterpreter):
         starred: list[Value],
     ) -> Value:
         name = callee.qualname or ""
-        if name in self.guard_leaf_names or torch_api.GUARD_FUNCTION_NAME.match(name):
+        if name in self.guard_leaf_names or name_guesses.GUARD_FUNCTION_NAME.match(name):
             return guards.CUDA_AVAILABLE
         if type(node.func) is cst.Name:
             self.name_calls[node.func.value] += 1
@@ -356,7 +356,7 @@ class CallInterpreter(EffectInterpreter):
         if callee.kind is Kind.UNKNOWN and callee.where is None:
             # An unknown callable (a parameter ``model``, ``self.net``): a loss-like name
             # combines its inputs; anything else returns a result on their device.
-            if torch_api.is_loss_like_name(dotted_name(node.func) or ""):
+            if name_guesses.is_loss_like_name(dotted_name(node.func) or ""):
                 return self.combine(node, inputs)
             known = [  # a value of unknown kind moved with ``.to(device)`` counts too
                 v.where for _, v in inputs if v.kind in (Kind.TENSOR, Kind.UNKNOWN) and v.where
@@ -428,7 +428,7 @@ class CallInterpreter(EffectInterpreter):
         for param in parameters(node.params):
             name = param.name.value
             value = keywords.get(name, UNKNOWN)
-            if torch_api.is_device_like_name(name) and value is UNKNOWN:
+            if name_guesses.is_device_like_name(name) and value is UNKNOWN:
                 value = Value(Kind.DEVICE, ANY_DEVICE)
             env[name] = value
         for param, value in zip(positional, args, strict=False):

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import guards, requirements, torch_api
+from devlint.analysis import guards, name_guesses, requirements, torch_api
 from devlint.analysis.interpreter import Context, Env, PendingBody
 from devlint.analysis.star_imports import ModuleSummary
 from devlint.analysis.statements import StatementInterpreter
@@ -62,7 +62,7 @@ class DefinitionInterpreter(StatementInterpreter):
     def function_def(self, node: cst.FunctionDef, class_name: str | None) -> None:
         ctx = self.ctx
         # Methods of a class named for CUDA only run where CUDA is in use (name guess).
-        guarded = ctx.guarded or bool(class_name and torch_api.CUDA_NAMED.search(class_name))
+        guarded = ctx.guarded or bool(class_name and name_guesses.CUDA_NAMED.search(class_name))
         for decorator in node.decorators:
             value = self.expr(decorator.decorator)
             if guards.is_cuda_guard(value, +1) or self.is_guard_callable(decorator.decorator):
@@ -234,7 +234,7 @@ class DefinitionInterpreter(StatementInterpreter):
         if param.default is not None:
             value = self.expr(param.default)
             self.mark_reference(param.default)
-        if torch_api.is_device_like_name(param.name.value):
+        if name_guesses.is_device_like_name(param.name.value):
             # ``def f(x, device="cuda")``: callers may pass any device; the default is CUDA.
             defaults = value.cuda_defaults if value.kind is Kind.DEVICE else ()
             if any(default is param.default for default in defaults):

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import guards, torch_api
+from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.expressions import ExpressionInterpreter
 from devlint.analysis.syntax import dotted_name
 from devlint.analysis.values import ANY_DEVICE, CPU, CUDA, UNKNOWN, Kind, Value, join_placements
@@ -197,7 +197,7 @@ class EffectInterpreter(ExpressionInterpreter):
             # ``torch.tensor(rewards)``, ``torch.tensor(self.dim)``: Python data, made on the
             # CPU; a number (0-dim, mixes with any device) unless the name says it holds
             # several (or a shape is given: ``.view(1, 3, 1, 1)``).
-            several = torch_api.names_a_sequence(dotted_name(data) or "")
+            several = name_guesses.names_a_sequence(dotted_name(data) or "")
             return Value(Kind.TENSOR, CPU, scalar=not several, origins=(node,))
         return Value(Kind.TENSOR, CPU, scalar=from_data and is_number, origins=(node,))
 
@@ -222,7 +222,9 @@ class EffectInterpreter(ExpressionInterpreter):
         first = node.args[0].value
         name = dotted_name(first)
         value = self.rec.values.get(id(first), UNKNOWN)
-        if value.kind is Kind.LOADER or (name is not None and torch_api.is_loader_like_name(name)):
+        if value.kind is Kind.LOADER or (
+            name is not None and name_guesses.is_loader_like_name(name)
+        ):
             return Value(Kind.LOADER, value.where if value.kind is Kind.LOADER else None)
         return UNKNOWN
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import guards, torch_api
+from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.definitions import DefinitionInterpreter
 from devlint.analysis.facts import Branch, Conditional, Mix, Operand
 from devlint.analysis.interpreter import Env, batch_of, element_of
@@ -87,7 +87,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         such as ``range`` and ``print`` stay themselves)."""
         if not self.star_modules or name in _BUILTINS:
             return UNKNOWN
-        module = torch_api.star_import_source(name, self.star_modules)
+        module = name_guesses.star_import_source(name, self.star_modules)
         return Value(Kind.IMPORTED, qualname=f"{module}.{name}")
 
     def string(self, node: cst.SimpleString) -> Value:
@@ -135,7 +135,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 self.resolve_stars()  # ``args.cuda`` of ``from utils import *``
                 known = self.lookup(key)
             if known is None and self.guard_attributes:
-                alias = torch_api.aliased_flag(key, self.guard_attributes)
+                alias = name_guesses.aliased_flag(key, self.guard_attributes)
                 known = self.guard_attributes[alias] if alias is not None else None
             if known is not None:
                 return known
@@ -163,7 +163,11 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 return base.derived()
         if attr in self.option_defaults and _holds_settings(node.value):
             return self.option_defaults[attr]  # ``args.device`` of ``--device``, default "cuda"
-        if key is not None and torch_api.is_device_like_name(key) and _holds_settings(node.value):
+        if (
+            key is not None
+            and name_guesses.is_device_like_name(key)
+            and _holds_settings(node.value)
+        ):
             return Value(Kind.DEVICE, ANY_DEVICE)  # ``self.device``, ``args.device``
         if attr == "device":
             return Value(Kind.DEVICE)  # the device of an unknown tensor: unknown
@@ -413,7 +417,9 @@ class ExpressionInterpreter(DefinitionInterpreter):
             return self.iteration_element(inner, self.rec.values.get(id(inner), UNKNOWN))
         name = dotted_name(iterable)
         if value.kind is Kind.LOADER or (
-            value.kind is Kind.UNKNOWN and name is not None and torch_api.is_loader_like_name(name)
+            value.kind is Kind.UNKNOWN
+            and name is not None
+            and name_guesses.is_loader_like_name(name)
         ):
             return batch_of(value), True
         if value.kind is Kind.UNKNOWN and type(iterable) is cst.Call:
@@ -448,7 +454,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
 def _holds_settings(expr: cst.BaseExpression) -> bool:
     """``self``, ``args``, ``config``...: objects whose ``.device`` is a chosen device."""
     name = dotted_name(expr)
-    return name is not None and name.rsplit(".", 1)[-1].lower() in torch_api.SETTINGS_HOLDERS
+    return name is not None and name.rsplit(".", 1)[-1].lower() in name_guesses.SETTINGS_HOLDERS
 
 
 def _gives_shape(node: cst.CSTNode) -> bool:

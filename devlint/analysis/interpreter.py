@@ -20,7 +20,7 @@ The parts, one job each:
 - ``datasets.py``: instances of the file's own ``Dataset`` classes (where their items are,
   for the loaders over them);
 - ``guards.py``: availability as a boolean value domain; ``requirements.py``: *CUDA
-  required* contexts; ``torch_api.py``: the torch semantics table and the name guesses;
+  required* contexts; ``torch_api.py``: the torch semantics table; ``name_guesses.py``: the name guesses;
 - ``facts.py``: what rules read (records and the query API); ``values.py``: the lattice.
 """
 

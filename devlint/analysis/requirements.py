@@ -32,7 +32,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import torch_api
+from devlint.analysis import name_guesses, torch_api
 from devlint.analysis.facts import CallRecord, Site
 from devlint.analysis.syntax import is_main_test, module_name
 
@@ -40,8 +40,8 @@ from devlint.analysis.syntax import is_main_test, module_name
 def is_cuda_contract_name(name: str) -> bool:
     """A function named for CUDA (``def cuda``, ``_replay_cuda_graph``), not for a choice
     or a check (``to_gpu_or_cpu``, ``is_gpu_available``): see ``torch_api.NAME_GUESSES``."""
-    return bool(torch_api.CUDA_CONTRACT_NAME.search(name)) and not (
-        torch_api.NOT_CUDA_CONTRACT_NAME.search(name)
+    return bool(name_guesses.CUDA_CONTRACT_NAME.search(name)) and not (
+        name_guesses.NOT_CUDA_CONTRACT_NAME.search(name)
     )
 
 

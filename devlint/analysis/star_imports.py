@@ -26,7 +26,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from devlint.analysis import torch_api
+from devlint.analysis import name_guesses
 from devlint.analysis.values import Placement, Value
 
 MAX_MODULE_BYTES = 1_000_000  # a bigger module is generated code, not a helper module
@@ -92,7 +92,7 @@ def module_path(origin: Path, level: int, module: str) -> Path | None:
     ``pkg.utils``). Torch's and NumPy's own star imports are not project modules.
     """
     parts = module.split(".") if module else []
-    if level == 0 and (not parts or parts[0] in torch_api.STAR_RESOLVED_PACKAGES):
+    if level == 0 and (not parts or parts[0] in name_guesses.STAR_RESOLVED_PACKAGES):
         return None
     folder = origin.absolute().parent
     roots = [folder]

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import guards, torch_api
+from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.facts import Branch, Conditional, Loop
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
 from devlint.analysis.star_imports import ModuleSummary, ProjectModules
@@ -171,7 +171,7 @@ class StatementInterpreter(Interpreter):
         if value.scalar and value.origins == (small.value,) and len(small.targets) == 1:
             # ``rewards = torch.tensor(r)``: the name it gets says it holds several.
             name = dotted_name(small.targets[0].target) or ""
-            value = replace(value, scalar=not torch_api.names_a_sequence(name))
+            value = replace(value, scalar=not name_guesses.names_a_sequence(name))
         for target in small.targets:
             self.bind(target.target, value)
             if type(small.value) is cst.Dict:
@@ -213,7 +213,7 @@ class StatementInterpreter(Interpreter):
             # module's names are bound as it defines them; names from other modules' star
             # imports stay unknown and the rest of the file is analysed.
             module = module_name(node.module)
-            if not node.relative and module.split(".", 1)[0] in torch_api.STAR_RESOLVED_PACKAGES:
+            if not node.relative and module.split(".", 1)[0] in name_guesses.STAR_RESOLVED_PACKAGES:
                 self.star_modules.append(module)
             elif self.project_modules is not None:
                 self.unresolved_stars.append((node, len(node.relative), module))

@@ -3,14 +3,12 @@
 One table per question; the interpreter (``calls.py``, ``expressions.py``) reads them and
 holds no API names of its own. ``call_effect`` maps a resolved callee to what the call
 does; the method, attribute and module tables below it say the same for tensors and
-modules. The last section, *Name guesses*, is the one place where devlint decides from a
-name rather than a value; every entry says why it is there.
+modules. Where devlint decides from a name rather than a value, it does so in
+``name_guesses.py``, the one table of such guesses.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Container
 from enum import Enum
 
 # Calls whose truthy result means an accelerator is available; the value names the backend.
@@ -514,110 +512,3 @@ def places_by_keyword(callee: str | None) -> bool:
     """Whether ``device=`` / ``map_location=`` of a call place something: any call but a
     torch API that computes nothing (``torch.amp.GradScaler(device=...)``, ``autocast``)."""
     return callee is None or not callee.startswith("torch.") or call_effect(callee) is not None
-
-
-# ---------------------------------------------------------------------- Name guesses
-# Where no value is known, a name decides. Each guess is here, with the evidence for it;
-# nothing else in the analysis reads names to learn what a value is.
-
-# Unresolved names that still mean "a device" (``.to(device)``, ``def f(x, device)``,
-# ``args.device``): the argument of a move is a device in every corpus read so far.
-DEVICE_NAMES = frozenset({"device", "dev", "devices", "target_device", "accelerator_device"})
-
-
-def is_device_like_name(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1].lower()
-    return last in DEVICE_NAMES or last.endswith("_device") or last.startswith("device_")
-
-
-# Arguments named for lengths or sizes are host-side metadata that a call may take on the
-# CPU with its data on the device: ``pack_padded_sequence(x, lengths)``,
-# ``ctc_loss(log_probs, targets, input_lengths, target_lengths)`` (eval/heldout: CTC
-# ``input_lens``; eval/blind9: deep-text-recognition's ``preds_size``).
-_LENGTH_NAME = re.compile(r"(?<![a-z])(len|lens|lengths?|sizes?)(?![a-z])")
-
-
-def names_lengths(source: str) -> bool:
-    return bool(_LENGTH_NAME.search(source.lower()))
-
-
-# An attribute chain that ends in a known availability flag is that flag:
-# ``self.args.cuda`` in a trainer's methods after ``self.args = args``, where the script
-# set ``args.cuda = not args.no_cuda and torch.cuda.is_available()`` (eval/blind9: the
-# deeplab trainer; the object holding the namespace is not tracked through ``self``).
-def aliased_flag(key: str, flags: Container[str]) -> str | None:
-    """The known flag (``args.cuda``) that ``key`` (``self.args.cuda``) ends with."""
-    parts = key.split(".")
-    for start in range(1, len(parts) - 1):
-        suffix = ".".join(parts[start:])
-        if suffix in flags:
-            return suffix
-    return None
-
-
-# ``for x, y in train_loader`` where the loader comes from another file: loops over a
-# name with ``loader`` (or ``*_dl``) iterate over batches (tutorials, eval/scripts).
-def is_loader_like_name(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1].lower()
-    return "loader" in last or last in ("dl", "train_dl", "val_dl", "test_dl", "valid_dl")
-
-
-# Objects whose ``.device`` is the run's chosen device (``self.device``, ``args.device``).
-SETTINGS_HOLDERS = frozenset(
-    {
-        "self", "cls", "args", "opt", "opts", "options", "config", "cfg", "conf", "hparams",
-        "hp", "settings", "params", "trainer", "accelerator", "state",
-    }
-)  # fmt: skip
-
-
-# An unknown callable named like a loss (``criterion(out, y)``) combines its inputs
-# like a stateless module: losses have no parameters (tutorials, heldout sets).
-def is_loss_like_name(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1].lower()
-    return "loss" in last or "criterion" in last
-
-
-# ``rewards = torch.tensor(r)``: a plural target name holds several numbers, not a 0-dim
-# tensor that would mix with any device (eval/heldout3 REINFORCE script).
-def names_a_sequence(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1].lower()
-    plural = last.endswith("s") and not last.endswith(("ss", "us", "is"))
-    return plural or last.endswith(("list", "_seq", "array", "_arr"))
-
-
-# Helpers such as ``is_torch_cuda_available()`` or ``has_cuda()`` defined in other files
-# are availability checks (transformers, accelerate).
-GUARD_FUNCTION_NAME = re.compile(r"^(is_)?(torch_)?(cuda|gpu)(_is)?_available$|^has_(cuda|gpu)$")
-
-# Methods of a class named for CUDA (``class CUDAAccelerator``, lightning) only run where
-# CUDA is in use: whoever picks that class holds the guard.
-CUDA_NAMED = re.compile(r"cuda|gpu", re.IGNORECASE)
-
-# A function named for CUDA (``def cuda``, ``_replay_cuda_graph``) is written for CUDA; one
-# that also names an alternative or a check (``to_gpu_or_cpu``, ``is_gpu_available``) is not
-# (transformers, timm: see requirements.py).
-CUDA_CONTRACT_NAME = re.compile(r"cuda|gpu|nccl", re.IGNORECASE)
-NOT_CUDA_CONTRACT_NAME = re.compile(
-    r"cpu|mps|xpu|avail|has_|maybe|fallback|select|choose|detect|auto|_or_|_if_|^if_|no_",
-    re.IGNORECASE,
-)
-
-
-# ``x.to(spec.dtype)``, ``x.to(self.compute_dtype)``: an argument named for a dtype casts
-# (eval/heldout4 factory cast).
-def names_a_dtype(name: str) -> bool:
-    return name.rsplit(".", 1)[-1].endswith("dtype")
-
-
-# Star imports (``from torch.nn import *``): packages whose exported names are resolved, and
-# which of several star-imported modules an unbound name comes from. ``torch.nn`` exports
-# the module classes (capitalised: ``Linear``), the others functions (``randn``) — torch's
-# own naming convention, seen in the tutorials that star-import both.
-STAR_RESOLVED_PACKAGES = frozenset({"torch", "numpy"})
-
-
-def star_import_source(name: str, modules: list[str]) -> str:
-    """The star-imported module (the last that fits) an unbound ``name`` comes from."""
-    fitting = [m for m in modules if m.endswith(".nn") == name[:1].isupper()]
-    return (fitting or modules)[-1]
