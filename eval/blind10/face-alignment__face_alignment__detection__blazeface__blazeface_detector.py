@@ -31,8 +31,8 @@ class BlazeFaceDetector(FaceDetector):
                 model_weights = load_state_dict_from_url(models_urls['blazeface_weights'])
                 model_anchors = np.load(load_file_from_url(models_urls['blazeface_anchors']))
         else:
-            model_weights = torch.load(path_to_detector, weights_only=True)
-            model_anchors = np.load(path_to_anchor)  # expect: DEV007
+            model_weights = torch.load(path_to_detector, weights_only=True)  # expect: DEV007
+            model_anchors = np.load(path_to_anchor)
 
         self.face_detector = BlazeFace(back_model=back_model)
         self.face_detector.load_state_dict(model_weights)

@@ -24,8 +24,8 @@ class SFDDetector(FaceDetector):
         if path_to_detector is None:
             model_weights = load_state_dict_from_url(models_urls['s3fd'])
         else:
-            model_weights = torch.load(path_to_detector, weights_only=True)
-  # expect: DEV007
+            model_weights = torch.load(path_to_detector, weights_only=True)  # expect: DEV007
+
         self.filter_threshold = filter_threshold
         self.face_detector = s3fd()
         self.face_detector.load_state_dict(model_weights)

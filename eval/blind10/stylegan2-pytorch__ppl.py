@@ -69,10 +69,10 @@ if __name__ == "__main__":
 
     latent_dim = 512
 
-    ckpt = torch.load(args.ckpt)
-  # expect: DEV007
-    g = Generator(args.size, latent_dim, 8).to(device)
-    g.load_state_dict(ckpt["g_ema"])  # expect: DEV003
+    ckpt = torch.load(args.ckpt)  # expect: DEV007
+
+    g = Generator(args.size, latent_dim, 8).to(device)  # expect: DEV003
+    g.load_state_dict(ckpt["g_ema"])
     g.eval()
 
     percept = lpips.PerceptualLoss(
@@ -89,12 +89,12 @@ if __name__ == "__main__":
         for batch in tqdm(batch_sizes):
             noise = g.make_noise()
 
-            inputs = torch.randn([batch * 2, latent_dim], device=device)
-            if args.sampling == "full":  # expect: DEV003
-                lerp_t = torch.rand(batch, device=device)
-            else:  # expect: DEV003
-                lerp_t = torch.zeros(batch, device=device)
-  # expect: DEV003
+            inputs = torch.randn([batch * 2, latent_dim], device=device)  # expect: DEV003
+            if args.sampling == "full":
+                lerp_t = torch.rand(batch, device=device)  # expect: DEV003
+            else:
+                lerp_t = torch.zeros(batch, device=device)  # expect: DEV003
+
             if args.space == "w":
                 latent = g.get_latent(inputs)
                 latent_t0, latent_t1 = latent[::2], latent[1::2]

@@ -145,16 +145,16 @@ if __name__ == "__main__":
         img = transform(Image.open(imgfile).convert("RGB"))
         imgs.append(img)
 
-    imgs = torch.stack(imgs, 0).to(device)
-  # expect: DEV003
+    imgs = torch.stack(imgs, 0).to(device)  # expect: DEV003
+
     g_ema = Generator(args.size, 512, 8)
-    g_ema.load_state_dict(torch.load(args.ckpt)["g_ema"], strict=False)
-    g_ema.eval()  # expect: DEV007
-    g_ema = g_ema.to(device)
-  # expect: DEV003
+    g_ema.load_state_dict(torch.load(args.ckpt)["g_ema"], strict=False)  # expect: DEV007
+    g_ema.eval()
+    g_ema = g_ema.to(device)  # expect: DEV003
+
     with torch.no_grad():
-        noise_sample = torch.randn(n_mean_latent, 512, device=device)
-        latent_out = g_ema.style(noise_sample)  # expect: DEV003
+        noise_sample = torch.randn(n_mean_latent, 512, device=device)  # expect: DEV003
+        latent_out = g_ema.style(noise_sample)
 
         latent_mean = latent_out.mean(0)
         latent_std = ((latent_out - latent_mean).pow(2).sum() / n_mean_latent) ** 0.5
@@ -188,8 +188,8 @@ if __name__ == "__main__":
         lr = get_lr(t, args.lr)
         optimizer.param_groups[0]["lr"] = lr
         noise_strength = latent_std * args.noise * max(0, 1 - t / args.noise_ramp) ** 2
-        latent_n = latent_noise(latent_in, noise_strength.item())
-  # expect: DEV012
+        latent_n = latent_noise(latent_in, noise_strength.item())  # expect: DEV012
+
         img_gen, _ = g_ema([latent_n], input_is_latent=True, noise=noises)
 
         batch, channel, height, width = img_gen.shape
@@ -219,9 +219,9 @@ if __name__ == "__main__":
 
         pbar.set_description(
             (
-                f"perceptual: {p_loss.item():.4f}; noise regularize: {n_loss.item():.4f};"
-                f" mse: {mse_loss.item():.4f}; lr: {lr:.4f}"  # expect: DEV012, DEV012
-            )  # expect: DEV012
+                f"perceptual: {p_loss.item():.4f}; noise regularize: {n_loss.item():.4f};"  # expect: DEV012, DEV012
+                f" mse: {mse_loss.item():.4f}; lr: {lr:.4f}"  # expect: DEV012
+            )
         )
 
     img_gen, _ = g_ema([latent_path[-1]], input_is_latent=True, noise=noises)

@@ -270,14 +270,14 @@ def train(args, loader, generator, discriminator, g_optim, d_optim, g_ema, devic
 
         loss_reduced = reduce_loss_dict(loss_dict)
 
-        d_loss_val = loss_reduced["d"].mean().item()
+        d_loss_val = loss_reduced["d"].mean().item()  # expect: DEV012
         g_loss_val = loss_reduced["g"].mean().item()  # expect: DEV012
         r1_val = loss_reduced["r1"].mean().item()  # expect: DEV012
         path_loss_val = loss_reduced["path"].mean().item()  # expect: DEV012
         real_score_val = loss_reduced["real_score"].mean().item()  # expect: DEV012
         fake_score_val = loss_reduced["fake_score"].mean().item()  # expect: DEV012
         path_length_val = loss_reduced["path_length"].mean().item()  # expect: DEV012
-  # expect: DEV012
+
         if get_rank() == 0:
             pbar.set_description(
                 (
@@ -435,8 +435,8 @@ if __name__ == "__main__":
     args.distributed = n_gpu > 1
 
     if args.distributed:
-        torch.cuda.set_device(args.local_rank)
-        torch.distributed.init_process_group(backend="nccl", init_method="env://")  # expect: DEV011
+        torch.cuda.set_device(args.local_rank)  # expect: DEV011
+        torch.distributed.init_process_group(backend="nccl", init_method="env://")
         synchronize()
 
     args.latent = 512
@@ -450,14 +450,14 @@ if __name__ == "__main__":
     elif args.arch == 'swagan':
         from swagan import Generator, Discriminator
 
-    generator = Generator(
-        args.size, args.latent, args.n_mlp, channel_multiplier=args.channel_multiplier  # expect: DEV003
+    generator = Generator(  # expect: DEV003
+        args.size, args.latent, args.n_mlp, channel_multiplier=args.channel_multiplier
     ).to(device)
-    discriminator = Discriminator(
-        args.size, channel_multiplier=args.channel_multiplier  # expect: DEV003
+    discriminator = Discriminator(  # expect: DEV003
+        args.size, channel_multiplier=args.channel_multiplier
     ).to(device)
-    g_ema = Generator(
-        args.size, args.latent, args.n_mlp, channel_multiplier=args.channel_multiplier  # expect: DEV003
+    g_ema = Generator(  # expect: DEV003
+        args.size, args.latent, args.n_mlp, channel_multiplier=args.channel_multiplier
     ).to(device)
     g_ema.eval()
     accumulate(g_ema, generator, 0)
