@@ -4,7 +4,8 @@ from typing import TypeGuard
 import libcst as cst
 
 from devlint.analysis.facts import Conditional, FileFacts
-from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value
+from devlint.analysis.torch_api import CPU_DEVICE_INDEX
+from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value, may_be_placed
 from devlint.codemod import mps_variant, rewrites_to_device, statement_lines, to_device
 from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
@@ -29,6 +30,10 @@ class CudaWithoutMpsFallback(Rule):
     A choice between legacy tensor types (`torch.cuda.FloatTensor if cuda else
     torch.FloatTensor`, through which old scripts make every tensor) is one too; it has
     no fix, since there is no MPS tensor type: choose a device and create tensors on it.
+    So are device indices chosen for libraries that take them (`device = 0 if
+    torch.cuda.is_available() else -1` for `transformers.pipeline` or torchtext, where -1
+    is the CPU) and an `if`/`else` that moves a model to CUDA or back to the CPU
+    (`model.cuda()` / `model.cpu()`); neither has a fix.
 
     It also checks for `x.cuda() if torch.cuda.is_available() else x`, which chooses
     CUDA or nothing, so the code runs on the CPU on a Mac. The same move written as an
@@ -197,7 +202,11 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
     """The devices chosen when the test is true and when it is false."""
     node = conditional.node
     if isinstance(node, cst.IfExp):
-        return _device(facts, node.body), _device(facts, node.orelse)
+        when_true, when_false = _device(facts, node.body), _device(facts, node.orelse)
+        if when_true is None and when_false is None and _names_a_device(node, facts):
+            # ``device = 0 if avail else -1``, ``pipeline(device=0 if avail else -1)``
+            return _device_indices(facts.value_of(node.body), facts.value_of(node.orelse))
+        return when_true, when_false
     body = _chosen(facts, node.body.body)
     if isinstance(node.orelse, cst.Else):
         return body, _chosen(facts, node.orelse.body.body)
@@ -227,9 +236,38 @@ def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:
 
 
 def _device(facts: FileFacts, expr: cst.BaseExpression) -> Placement:
-    """The device ``expr`` names: a device, or a legacy tensor type's device."""
+    """The device ``expr`` names: a device, a legacy tensor type's device, or where it
+    moves a module or tensor (``self.model = model.cuda()`` / ``model.cpu()``)."""
     value = facts.value_of(expr)
-    return value.where if value.kind in (Kind.DEVICE, Kind.TENSOR_TYPE) else None
+    if value.kind in (Kind.DEVICE, Kind.TENSOR_TYPE):
+        return value.where
+    call = facts.call_of(expr)
+    if call is None or call.method not in ("cuda", "cpu") or call.args or call.receiver is None:
+        return None
+    return value.where if may_be_placed(call.receiver) else None
+
+
+def _names_a_device(node: cst.IfExp, facts: FileFacts) -> bool:
+    """Assigned to a device-like name, or passed as ``device=``."""
+    if id(node) in facts.device_named:
+        return True
+    return any(
+        arg.value is node and arg.keyword is not None and arg.keyword.value == "device"
+        for call in facts.calls
+        for arg in call.node.args
+    )
+
+
+def _device_indices(when_true: Value, when_false: Value) -> tuple[Placement, Placement]:
+    """``0 if avail else -1``, ``None if avail else -1``: a device given by index, as
+    ``transformers.pipeline(device=...)`` and torchtext's legacy iterators take it (-1 is
+    the CPU; 0, 1, ... a CUDA device; None torchtext's current CUDA device)."""
+    if when_false.kind is not Kind.CONSTANT or when_false.constant != CPU_DEVICE_INDEX:
+        return None, None
+    chosen = when_true.constant if when_true.kind is Kind.CONSTANT else False
+    if chosen is None or (type(chosen) is int and chosen >= 0):
+        return CUDA, CPU
+    return None, None
 
 
 def _chooses_tensor_types(node: cst.If | cst.IfExp, facts: FileFacts) -> bool:

@@ -13,7 +13,8 @@ class PinMemoryWithoutCuda(Rule):
     ## What it does
     Checks for `DataLoader(..., pin_memory=True)` (a literal or a constant) and
     `tensor.pin_memory()` in code that also runs where CUDA is absent: outside every
-    CUDA availability guard.
+    CUDA availability guard. A `"pin_memory": True` entry of a dict unpacked into a
+    loader (`DataLoader(ds, **kwargs)`, or a helper that builds one) counts too.
 
     ## Why is this bad?
     Pinned memory only speeds up host-to-CUDA copies. Without an accelerator PyTorch
@@ -44,22 +45,20 @@ class PinMemoryWithoutCuda(Rule):
     fix = "safe"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
+        unpacked: set[int] = set()
         for call in facts.calls:
             if call.site.guarded:
                 continue
+            entry = call.pinned_by
+            if entry is not None and id(entry) not in unpacked and _may_load(call.callee):
+                unpacked.add(id(entry))  # ``DataLoader(ds, **kwargs)``, ``make_loader(**kwargs)``
+                yield Finding(entry, UNPACKED_MESSAGE, _fix_value(entry.value))
             if call.callee in DATA_LOADERS:
                 pin = call.keywords.get("pin_memory")
                 if pin is not None and pin.kind is Kind.CONSTANT and pin.constant is True:
                     for arg in call.node.args:
                         if arg.keyword is not None and arg.keyword.value == "pin_memory":
-                            yield Finding(
-                                arg,
-                                "`pin_memory=True` also runs where there is no CUDA device",
-                                FixPlan(
-                                    "Pin memory only when CUDA is available",
-                                    (Replace(arg.value, "{torch}.cuda.is_available()"),),
-                                ),
-                            )
+                            yield Finding(arg, MESSAGE, _fix_value(arg.value))
             elif (
                 call.method == "pin_memory"
                 and call.receiver is not None
@@ -71,6 +70,23 @@ class PinMemoryWithoutCuda(Rule):
                     "`.pin_memory()` also runs where there is no CUDA device",
                     _fix_method(call.node),
                 )
+
+
+MESSAGE = "`pin_memory=True` also runs where there is no CUDA device"
+UNPACKED_MESSAGE = '`"pin_memory": True` reaches a loader where there may be no CUDA device'
+
+
+def _may_load(callee: str | None) -> bool:
+    """A data loader, or a callable of unknown meaning (``make_data_loader(**kwargs)``):
+    ``pin_memory`` is the loader's own keyword. Other torch callables take no such key."""
+    return callee is None or callee in DATA_LOADERS or not callee.startswith("torch.")
+
+
+def _fix_value(value: cst.BaseExpression) -> FixPlan:
+    return FixPlan(
+        "Pin memory only when CUDA is available",
+        (Replace(value, "{torch}.cuda.is_available()"),),
+    )
 
 
 def _fix_method(call: cst.Call) -> FixPlan | None:

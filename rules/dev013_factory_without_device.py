@@ -14,7 +14,9 @@ class FactoryWithoutDevice(Rule):
     Inside `forward` of an `nn.Module`, checks for a tensor factory (`torch.zeros`,
     `ones`, `empty`, `full`, `arange`, `randn`, `rand`, `tensor`, `eye`, ...) without
     `device=` whose result is combined with the module's inputs. `torch.*_like` and
-    `x.new_*` are fine: they follow their argument.
+    `x.new_*` are fine: they follow their argument. In any function, a factory that
+    follows a tensor only to CUDA (`if x.is_cuda: noise = noise.cuda()`) is reported
+    too: on MPS it stays on the CPU.
 
     ## Why is this bad?
     The factory creates its tensor on the CPU while the inputs are wherever the model
@@ -60,6 +62,23 @@ class FactoryWithoutDevice(Rule):
                         "Tensor created without `device=` is combined with the inputs",
                         _fix(factory, function, inputs, method),
                     )
+        for factory, tested, function in facts.factories_moved_on_cuda_only():
+            if id(factory) not in reported:
+                reported.add(id(factory))
+                yield Finding(factory, CUDA_ONLY_MESSAGE, _fix_for(factory, tested, function))
+
+
+CUDA_ONLY_MESSAGE = (
+    "Tensor created without `device=` follows the inputs only to CUDA (`.is_cuda`), not to MPS"
+)
+
+
+def _fix_for(factory: cst.Call, tested: cst.Name, function: cst.FunctionDef) -> FixPlan | None:
+    """``device=x.device`` for the tensor ``x`` the move tested, when the factory can see it:
+    a parameter, or a name its arguments already read (``torch.randn(x.size())``)."""
+    parameters = {param.name.value for param in function.params.params}
+    read = {name for arg in factory.args for name in operand_roots(arg.value)}
+    return _add_device(factory, tested.value) if tested.value in parameters | read else None
 
 
 def _fix(
@@ -75,8 +94,12 @@ def _fix(
     name = next((name for name in names if name in parameters), None)
     if name is None and len(parameters) == 1 and not isinstance(forward.params.star_arg, cst.Param):
         name = parameters[0]  # ``forward(self, x)``: the one input
+    return _add_device(factory, name) if name is not None else None
+
+
+def _add_device(factory: cst.Call, name: str) -> FixPlan | None:
     args = factory.args
-    if name is None or not args or args[-1].star or args[-1].value.lpar:
+    if not args or args[-1].star or args[-1].value.lpar:
         return None
     text = f", device={name}.device"
     return FixPlan(f"Add `device={name}.device`", (Replace(args[-1].value, text, "after"),))

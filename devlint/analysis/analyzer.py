@@ -56,6 +56,7 @@ class Analyzer(ModuleClassInterpreter):
             module_classes=self.module_classes,
             module_names=self.module_env,
             definition_literals=rec.definition_literals,
+            device_named=rec.device_named,
             star_bindings=self.star_bindings,
             resolve_stars=self.resolve_stars if self.unresolved_stars else None,
             device_parameters={

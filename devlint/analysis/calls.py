@@ -96,6 +96,8 @@ class CallInterpreter(EffectInterpreter):
         imported = callee_value is not None and callee_value.kind is Kind.IMPORTED
         callee = callee_value.qualname if imported and callee_value is not None else None
         record = CallRecord(node, callee, method, receiver, tuple(args), keywords, self.site())
+        if starred and self.rec.pinning_dicts:
+            record.pinned_by = self.unpacked_pin(node)
         self.rec.calls[id(node)] = record
         self.note_call(record, func)
         if method is not None and receiver is not None:
@@ -105,6 +107,18 @@ class CallInterpreter(EffectInterpreter):
         if callee_value is None:
             return UNKNOWN
         return self.value_call(node, callee_value, args, keywords, starred)
+
+    def unpacked_pin(self, node: cst.Call) -> cst.DictElement | None:
+        """The ``"pin_memory": True`` entry of a dict this call unpacks (``**kwargs``),
+        bound in this function or at module level."""
+        for arg in node.args:
+            name = dotted_name(arg.value) if arg.star == "**" else None
+            if name is not None:
+                pins = self.rec.pinning_dicts
+                entry = pins.get((id(self.ctx.function), name)) or pins.get((id(None), name))
+                if entry is not None:
+                    return entry
+        return None
 
     def note_call(self, record: CallRecord, func: cst.BaseExpression) -> None:
         """Remember calls of this file's functions, and the DEV011 candidates in them, for

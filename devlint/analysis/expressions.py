@@ -122,6 +122,10 @@ class ExpressionInterpreter(DefinitionInterpreter):
         inner = self.expr(node.expression)
         if type(node.operator) is cst.Not:
             return guards.negate(inner)
+        if type(node.operator) is cst.Minus and inner.kind is Kind.CONSTANT:
+            number = inner.constant
+            if type(number) in (int, float):  # ``-1``: a constant too
+                return Value(Kind.CONSTANT, constant=-number)  # type: ignore[operator]
         return inner if inner.kind is Kind.TENSOR else UNKNOWN
 
     def attribute(self, node: cst.Attribute) -> Value:

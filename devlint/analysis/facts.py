@@ -8,8 +8,17 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devlint.analysis.syntax import operand_roots
-from devlint.analysis.values import CPU, CUDA, UNKNOWN, Value, may_be_placed
+from devlint.analysis.guards import placement_test
+from devlint.analysis.syntax import operand_roots, source_of
+from devlint.analysis.values import (
+    ACCELERATORS,
+    CPU,
+    CUDA,
+    UNKNOWN,
+    Value,
+    may_be_placed,
+    may_be_tensor,
+)
 
 # ``torch.__version__``, ``is_torch_version(...)``, ``TORCH_VERSION``,
 # ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_1_10``: names that test the torch release.
@@ -105,6 +114,8 @@ class CallRecord:
     discarded: bool = False  # a bare expression statement: the result is thrown away
     reference_only: bool = False  # compared, returned or a default: not a placement itself
     casts_only: bool = False  # ``x.to(torch.float16)``, ``x.to(x.dtype)``: no device named
+    # ``"pin_memory": True`` of an unguarded dict the call unpacks (``**kwargs``)
+    pinned_by: cst.DictElement | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +170,8 @@ class FileFacts:
     # ids of CUDA literals that are a whole definition (``device = "cuda"``, a parameter or
     # ``--device`` default): where a CUDA default is reported and fixed (DEV003).
     definition_literals: set[int] = field(default_factory=set)
+    # Expressions assigned to a device-like name (``device = 0 if avail else -1``).
+    device_named: set[int] = field(default_factory=set)
     # Module-level functions this file calls with values that may be on an accelerator:
     # function id -> the parameters seeded with such values.
     device_parameters: dict[int, frozenset[str]] = field(default_factory=dict)
@@ -200,19 +213,70 @@ class FileFacts:
         in_forward = function.name.value == "forward" and site.class_name in self.module_classes
         if not in_forward and id(function) not in self.device_parameters:
             return []
-        if self._function_of is None:
-            self._function_of = {id(call.node): call.site.function for call in self.calls}
         made_here = [
             origin
             for op in mix.operands
             for origin in op.value.origins
-            if self._function_of.get(id(origin)) is function  # not an attribute from __init__
+            if self._function_of_call(origin) is function  # not an attribute from __init__
+            # moved to CUDA on one path and to MPS on another: it follows the input
+            and not (op.value.where is not None and op.value.where >= ACCELERATORS)
         ]
         inputs = [op for op in mix.operands if op.value.where != CPU]
         if not in_forward:  # a helper: the other operand must be one of its parameters
             names = self.device_parameters[id(function)]
             inputs = [op for op in inputs if operand_roots(op.node) & names]
         return made_here if inputs else []
+
+    def factories_moved_on_cuda_only(self) -> list[tuple[cst.Call, cst.Name, cst.FunctionDef]]:
+        """Tensor factories called without ``device=`` that a function moves only when
+        another tensor is on CUDA (``noise = torch.randn(n)`` then ``if x.is_cuda: noise =
+        noise.cuda()``): on MPS they stay on the CPU beside ``x`` (DEV013). Each with the
+        tested name and the function."""
+        found = []
+        for conditional in self.conditionals:
+            node = conditional.node
+            if type(node) is not cst.If or node.orelse is not None:
+                continue
+            test = placement_test(node.test)
+            tested = node.test.value if isinstance(node.test, cst.Attribute) else None
+            if test is None or test[1:] != ("cuda", 1) or not isinstance(tested, cst.Name):
+                continue
+            value = self.value_of(tested)
+            if not may_be_tensor(value) or value.where == CPU:
+                continue
+            for receiver in self._cuda_self_moves(node.body):
+                for factory in self.value_of(receiver).origins:
+                    function = self._function_of_call(factory)
+                    if function is not None and function is self._function_of_call(node):
+                        found.append((factory, tested, function))
+        return found
+
+    def _cuda_self_moves(self, body: cst.BaseSuite) -> list[cst.BaseExpression]:
+        """The receivers of a block made only of ``v = v.cuda()`` statements (else none)."""
+        receivers = []
+        statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+        for statement in statements:
+            lines = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+            small = lines[0] if len(lines) == 1 else None
+            if not (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.value, cst.Call)
+                and isinstance(small.value.func, cst.Attribute)
+                and small.value.func.attr.value == "cuda"
+                and source_of(small.value.func.value) == source_of(small.targets[0].target)
+            ):
+                return []
+            receivers.append(small.value.func.value)
+        return receivers
+
+    def _function_of_call(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        if self._function_of is None:
+            self._function_of = {id(call.node): call.site.function for call in self.calls}
+            for conditional in self.conditionals:
+                if conditional.site is not None:
+                    self._function_of[id(conditional.node)] = conditional.site.function
+        return self._function_of.get(id(node))
 
     def star_bound(self) -> dict[int, frozenset[str]]:
         """The names each resolved ``from <project module> import *`` binds (by statement

@@ -112,6 +112,11 @@ class Records:
     # CUDA literals that are a whole definition (``device = "cuda"``, a parameter or option
     # default): DEV003 reports them and can replace them by a selection.
     definition_literals: set[int] = field(default_factory=set)
+    # Expressions assigned to a device-like name (``device = 0 if avail else -1``).
+    device_named: set[int] = field(default_factory=set)
+    # ``kwargs = {"pin_memory": True}`` outside any guard: the entry, by (function id, name),
+    # for the calls that unpack it (``DataLoader(ds, **kwargs)``: DEV005).
+    pinning_dicts: dict[tuple[int, str], cst.DictElement] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

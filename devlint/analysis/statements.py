@@ -174,11 +174,17 @@ class StatementInterpreter(Interpreter):
             value = replace(value, scalar=not name_guesses.names_a_sequence(name))
         for target in small.targets:
             self.bind(target.target, value)
+            if type(small.value) is cst.IfExp and name_guesses.is_device_like_name(
+                dotted_name(target.target) or ""
+            ):
+                self.rec.device_named.add(id(small.value))
             if type(small.value) is cst.Dict:
-                self.bind_dict_guards(target.target, small.value)
+                self.bind_dict_keys(target.target, small.value)
 
-    def bind_dict_guards(self, target: cst.BaseExpression, literal: cst.Dict) -> None:
-        """``cfg = {"cuda": torch.cuda.is_available()}``: ``cfg["cuda"]`` is a guard."""
+    def bind_dict_keys(self, target: cst.BaseExpression, literal: cst.Dict) -> None:
+        """``cfg = {"cuda": torch.cuda.is_available()}``: ``cfg["cuda"]`` is a guard;
+        ``kwargs = {"pin_memory": True}`` outside a guard pins the loaders it is unpacked
+        into (``Records.pinning_dicts``)."""
         name = dotted_name(target)
         if name is None:
             return
@@ -188,6 +194,13 @@ class StatementInterpreter(Interpreter):
                 value = self.rec.values.get(id(element.value), UNKNOWN)
                 if key is not None and value.kind is Kind.GUARD:
                     self.store(f"{name}.[{key}]", value)
+                elif (
+                    key == "pin_memory"
+                    and value.kind is Kind.CONSTANT
+                    and value.constant is True
+                    and not (self.ctx.guarded or self.cuda_required)
+                ):
+                    self.rec.pinning_dicts[(id(self.ctx.function), name)] = element
 
     def return_statement(self, small: cst.Return) -> None:
         if small.value is not None:

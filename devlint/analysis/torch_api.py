@@ -22,6 +22,9 @@ CUDA_AVAILABILITY: dict[str, str] = {
     "torch.backends.mps.is_built": "mps",
     "torch.mps.is_available": "mps",
 }
+# The device index that means the CPU where libraries take devices as integers
+# (``transformers.pipeline(device=-1)``, torchtext's legacy ``BucketIterator(device=-1)``).
+CPU_DEVICE_INDEX = -1
 # Attributes that are non-empty only where CUDA is available (``len(...) > 0`` tests it).
 CUDA_AVAILABILITY_ATTRIBUTES = frozenset({"torch.cuda.default_generators"})
 
