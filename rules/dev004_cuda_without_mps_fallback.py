@@ -1,12 +1,11 @@
 from collections.abc import Iterator, Sequence
-from typing import TypeGuard
 
 import libcst as cst
 
 from devlint.analysis.facts import Conditional, FileFacts
 from devlint.analysis.torch_api import CPU_DEVICE_INDEX
 from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value, may_be_placed
-from devlint.codemod import mps_variant, rewrites_to_device, statement_lines, to_device
+from devlint.codemod import mps_variant, statement_lines
 from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
@@ -14,8 +13,6 @@ TYPE_MESSAGE = (
     "Tensor type choice falls back from CUDA straight to CPU, skipping Apple's MPS "
     "(legacy tensor types have no MPS variant: choose a device, create tensors on it)"
 )
-MOVE_MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
-FOLD = "Move with `.to(device)` on the selected device"
 THREE_WAY = "Try MPS before falling back to the CPU"
 
 
@@ -35,9 +32,9 @@ class CudaWithoutMpsFallback(Rule):
     is the CPU) and an `if`/`else` that moves a model to CUDA or back to the CPU
     (`model.cuda()` / `model.cpu()`); neither has a fix.
 
-    It also checks for `x.cuda() if torch.cuda.is_available() else x`, which chooses
-    CUDA or nothing, so the code runs on the CPU on a Mac. The same move written as an
-    `if` statement (the tutorials' "method one") is DEV016, off by default.
+    A move that chooses CUDA or nothing (the tutorials' "method one", `if
+    torch.cuda.is_available(): model = model.cuda()` or `x.cuda() if
+    torch.cuda.is_available() else x`) chooses no device: that is DEV016, off by default.
 
     ## Why is this bad?
     On an Apple Silicon Mac the model silently trains on the CPU, often ten times slower
@@ -88,11 +85,6 @@ class CudaWithoutMpsFallback(Rule):
             if conditional.enclosing_backends - {"cuda"}:
                 continue
             node = conditional.node
-            if test.kind is Kind.GUARD and test.polarity > 0 and _only_moves_to_cuda(node, facts):
-                yield Finding(
-                    node, MOVE_MESSAGE, FixPlan(FOLD, (Replace(node, to_device(node.body)[0]),))
-                )
-                continue
             when_true, when_false = _branches(conditional, facts)
             if test.kind is Kind.GUARD and test.polarity < 0:
                 when_true, when_false = when_false, when_true
@@ -138,20 +130,6 @@ def _gate(conditional: Conditional) -> str | None:
     return None
 
 
-def _only_moves_to_cuda(node: cst.If | cst.IfExp, facts: FileFacts) -> TypeGuard[cst.IfExp]:
-    """``x.cuda() if cuda_ok else x`` (the ``if`` statement form is DEV016)."""
-    if not isinstance(node, cst.IfExp):
-        return False
-    body = node.body
-    return (
-        facts.moves_to_cuda(body)
-        and rewrites_to_device(body)
-        and isinstance(body, cst.Call)
-        and isinstance(body.func, cst.Attribute)
-        and source_of(body.func.value) == source_of(node.orelse)
-    )
-
-
 def _add_mps(conditional: Conditional, gate: str | None) -> FixPlan | None:
     """Insert the MPS choice between the CUDA choice and the CPU fallback (gated by the
     user's setting when the choice depends on one)."""
@@ -168,6 +146,9 @@ def _add_mps(conditional: Conditional, gate: str | None) -> FixPlan | None:
         fallback: Sequence[cst.BaseStatement] = node.orelse.body.body
         anchor: cst.CSTNode = node.orelse
         keyword = "elif"
+    elif _overrides_default(conditional):
+        assert conditional.previous_statement is not None
+        fallback, anchor, keyword = [conditional.previous_statement], node, "elif"
     elif conditional.next_statement is not None:
         fallback, anchor, keyword = [conditional.next_statement], conditional.next_statement, "if"
     else:
@@ -189,6 +170,8 @@ def _add_mps(conditional: Conditional, gate: str | None) -> FixPlan | None:
         if line.replace(BLOCK_INDENT, "").strip()
     ]
     text = f"{keyword} {mps_test}:" + "".join("{nl}" + line for line in body)
+    if anchor is node:  # after the ``if``'s body: its ``elif``
+        return FixPlan(THREE_WAY, (Replace(anchor, "{nl}{indent}" + text, "after"),))
     return FixPlan(THREE_WAY, (Replace(anchor, text + "{nl}{indent}", "before"),))
 
 
@@ -213,7 +196,29 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
     following = conditional.next_statement
     if node.orelse is None and following is not None and _returns(node.body.body):
         return body, _chosen(facts, [following])
+    if _overrides_default(conditional):  # ``device = "cpu"`` then ``if avail: device = "cuda"``
+        assert conditional.previous_statement is not None
+        return body, _chosen(facts, [conditional.previous_statement])
     return body, None
+
+
+def _overrides_default(conditional: Conditional) -> bool:
+    """An ``if`` without ``else`` whose body rebinds what the statement before it bound."""
+    node, previous = conditional.node, conditional.previous_statement
+    if not isinstance(node, cst.If) or node.orelse is not None or previous is None:
+        return False
+    before, after = _assigned(previous), _assigned(node.body.body[-1]) if node.body.body else None
+    return before is not None and before == after
+
+
+def _assigned(statement: cst.CSTNode) -> str | None:
+    """The one name a simple ``name = value`` statement binds."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return source_of(small.targets[0].target)
+    return None
 
 
 def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:

@@ -36,6 +36,7 @@ from devlint.analysis.values import (
     Placement,
     Value,
     join,
+    placement_of_device_string,
 )
 
 MAX_INLINED_CALLS = 200  # per file: analysis time stays linear in the file's size
@@ -443,7 +444,7 @@ class CallInterpreter(EffectInterpreter):
             name = param.name.value
             value = keywords.get(name, UNKNOWN)
             if name_guesses.is_device_like_name(name) and value is UNKNOWN:
-                value = Value(Kind.DEVICE, ANY_DEVICE)
+                value = Value(Kind.DEVICE, _default_device(param) or ANY_DEVICE)
             env[name] = value
         for param, value in zip(positional, args, strict=False):
             env[param.name.value] = value
@@ -467,6 +468,12 @@ class CallInterpreter(EffectInterpreter):
             self.inline_depth -= 1
             self.cuda_required, self.exits_without_cuda = saved_flow
             self.env, self.rec, self.pending, self.returns = saved
+
+
+def _default_device(param: cst.Param) -> Placement:
+    """The device a parameter's literal default names (``device="cpu"``), else None."""
+    text = string_value(param.default) if param.default is not None else None
+    return placement_of_device_string(text) if text is not None else None
 
 
 _EffectHandler = Callable[[CallInterpreter, cst.Call, str, list[Value], dict[str, Value]], Value]

@@ -142,6 +142,7 @@ class Conditional:
     enclosing_backends: frozenset[str]  # backends tested by the chain this is the else of
     next_statement: cst.BaseStatement | None = None  # for ``if`` statements in a block
     site: Site | None = None
+    previous_statement: cst.BaseStatement | None = None  # for ``if`` statements in a block
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ class StatementInterpreter(Interpreter):
         # Those star imports, resolved only once a name misses (``resolve_stars``): a file
         # that only re-exports (``__init__.py``) never reads its siblings.
         self.unresolved_stars: list[tuple[cst.ImportFrom, int, str]] = []
+        self.previous_statement: cst.BaseStatement | None = None  # of the running statement
         self.compound = _compound_handlers(type(self))
 
     def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
@@ -49,12 +50,14 @@ class StatementInterpreter(Interpreter):
         with Scope(self, {}):  # what an early exit narrows ends with the block
             for index, statement in enumerate(statements):
                 following = statements[index + 1] if index + 1 < len(statements) else None
+                self.previous_statement = statements[index - 1] if index else None
                 if self.statement(statement, following):
                     exits = True
                 if self.guards_rest_of_block(statement):
                     self.narrow(guarded=True)
                     if self.ctx.function is not None and guards.refusal_names_cuda(statement):
                         self.refuses_without_cuda = True
+                self.validate_flag(statement)
                 left_behind = self.backend_left_behind(statement)
                 if left_behind:
                     self.narrow(backends_tested=self.ctx.backends_tested | left_behind)
@@ -67,6 +70,25 @@ class StatementInterpreter(Interpreter):
             if test.kind is Kind.GUARD and test.qualname and guards.always_exits(statement.body):
                 return frozenset({test.qualname})
         return frozenset()
+
+    def validate_flag(self, statement: cst.BaseStatement) -> None:
+        """``if args.cuda and not torch.cuda.is_available(): raise ...``: from here on the
+        user's flag implies CUDA, so it guards like an availability test."""
+        if type(statement) is not cst.If or statement.orelse is not None:
+            return
+        test = statement.test
+        if not (type(test) is cst.BooleanOperation and type(test.operator) is cst.And):
+            return
+        values = self.rec.values
+        for flag, check in ((test.left, test.right), (test.right, test.left)):
+            key = dotted_name(flag)
+            if (
+                key is not None
+                and guards.is_cuda_guard(values.get(id(check), UNKNOWN), -1)
+                and values.get(id(flag), UNKNOWN).kind is not Kind.GUARD
+                and guards.always_exits(statement.body)
+            ):
+                self.store(key, guards.CUDA_AVAILABLE)
 
     def guards_rest_of_block(self, statement: cst.BaseStatement) -> bool:
         """``if not cuda: return`` / ``assert torch.cuda.is_available()``."""
@@ -302,7 +324,7 @@ class StatementInterpreter(Interpreter):
         test = self.expr(node.test)
         ctx = self.ctx
         self.rec.conditionals[id(node)] = Conditional(
-            node, test, ctx.backends_tested, following, self.site()
+            node, test, ctx.backends_tested, following, self.site(), self.previous_statement
         )
         original, before = self.env, dict(self.env)
         required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)

@@ -135,7 +135,7 @@ transform = torchvision.transforms.Compose([torchvision.transforms.Resize((32, 3
                                             torchvision.transforms.ToTensor()])
 image = transform(image)
 image = torch.reshape(image, (1, 3, 32, 32))
-image = image.cuda() if torch.cuda.is_available() else image  # expect: DEV004
+image = image.cuda() if torch.cuda.is_available() else image
 
 model = torch.load("net_9.pth", map_location=torch.device("cpu"), weights_only=False)
 if torch.cuda.is_available():
