@@ -36,6 +36,8 @@ from devlint.analysis.values import (
     Placement,
     Value,
     join,
+    join_placements,
+    may_be_accelerator,
     placement_of_device_string,
 )
 
@@ -212,6 +214,8 @@ class CallInterpreter(EffectInterpreter):
             return self.module_method(node, receiver, method, args, keywords)
         if receiver.kind is Kind.TENSOR:
             return self.tensor_method(node, receiver, method, args)
+        if receiver.kind is Kind.UNKNOWN and may_be_accelerator(receiver.where):
+            return _computed_by_moved(receiver, method, args)
         if receiver.kind is Kind.ARRAY:  # ``a.astype(np.float32)``, ``a.reshape(...)``
             if method == "astype" and args:
                 return Value(Kind.ARRAY, float64="numpy" if is_float64(args[0]) else "")
@@ -246,6 +250,8 @@ class CallInterpreter(EffectInterpreter):
         if receiver.qualname and self.computes_like_forward(receiver.qualname, method):
             # ``vae.decode(z)``: computes with the module's parameters, like ``forward``.
             return self.value_call(node, receiver, args, keywords, [])
+        if receiver.qualname not in self.module_methods and may_be_accelerator(receiver.where):
+            return _computed_by_moved(receiver, method, args)  # a class from another file
         return UNKNOWN
 
     def tensor_method(
@@ -468,6 +474,15 @@ class CallInterpreter(EffectInterpreter):
             self.inline_depth -= 1
             self.cuda_required, self.exits_without_cuda = saved_flow
             self.env, self.rec, self.pending, self.returns = saved
+
+
+def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value:
+    """``g_ema.style(z)`` of a moved module whose class is not in this file: like calling
+    it, a result on the device of the tensors it is given (unknown without any)."""
+    placed = [arg.where for arg in args if arg.kind is Kind.TENSOR and arg.where]
+    if method in torch_api.MODULE_SELF_METHODS or not placed:
+        return UNKNOWN
+    return Value(Kind.TENSOR, join_placements(placed))
 
 
 def _default_device(param: cst.Param) -> Placement:
