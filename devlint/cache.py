@@ -1,5 +1,8 @@
-"""The result cache: diagnostics per file, keyed by content, settings and devlint version
-(and the content of the project modules the file star-imports).
+"""The result cache: diagnostics per file, keyed by content, settings and devlint version.
+
+An entry also names the project modules the result was computed from (imported siblings,
+``analysis/project_imports.py``) with their size and modification time: when one of them
+changed or went away, the entry is a miss.
 
 Entries are small JSON files written atomically (temporary file + rename), so concurrent
 runs never see half an entry; an unreadable or corrupt entry is a miss and is rewritten.
@@ -27,17 +30,10 @@ class ResultCache:
         self.directory = directory / __version__
 
     @staticmethod
-    def key(data: bytes, display: str, settings: str, dependencies: Sequence[bytes] = ()) -> str:
-        """The entry of a file's result: its content, the settings, and the other files its
-        result depends on (``dependencies``: the star-imported project modules)."""
+    def key(data: bytes, display: str, settings: str) -> str:
+        """The entry of a file's result: its content and the settings."""
         digest = hashlib.sha256()
-        for part in (
-            __version__.encode(),
-            settings.encode(),
-            display.encode(),
-            data,
-            *dependencies,
-        ):
+        for part in (__version__.encode(), settings.encode(), display.encode(), data):
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
         return digest.hexdigest()
@@ -47,22 +43,38 @@ class ResultCache:
 
     def load(self, key: str) -> list[Diagnostic] | None:
         try:
-            items = json.loads(self._path(key).read_text(encoding="utf-8"))
-            return [_diagnostic(item) for item in items]
-        except (OSError, ValueError, KeyError, TypeError):
+            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
+            if any(_stamp(Path(path)) != [path, *stamp] for path, *stamp in entry["read"]):
+                return None  # a project module it was computed from changed
+            return [_diagnostic(item) for item in entry["diagnostics"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def store(self, key: str, diagnostics: list[Diagnostic]) -> None:
+    def store(self, key: str, diagnostics: list[Diagnostic], read: Sequence[Path] = ()) -> None:
+        """Keep a file's diagnostics, with the project modules they were computed from."""
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             _ignore_everything(self.directory.parent)
             handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump([asdict(d) for d in diagnostics], out)
+                entry = {
+                    "read": [_stamp(module) for module in read],
+                    "diagnostics": [asdict(d) for d in diagnostics],
+                }
+                json.dump(entry, out)
             os.replace(temporary, path)
         except OSError:
             pass  # a read-only or full disk only costs speed
+
+
+def _stamp(path: Path) -> list[object]:
+    """``[path, mtime_ns, size]`` (``None, None`` when it is gone)."""
+    try:
+        status = path.stat()
+    except OSError:
+        return [str(path), None, None]
+    return [str(path), status.st_mtime_ns, status.st_size]
 
 
 def _ignore_everything(directory: Path) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from devlint.analysis import star_imports
+from devlint.analysis import project_imports
 from devlint.cache import ResultCache
 from devlint.diagnostics import FileResult, FixMode
 from devlint.engine import CheckOptions
@@ -111,10 +111,7 @@ def _cache_key(task: FileTask) -> str | None:
             options.target_torch,
         )
     )
-    # ``from utils import *``: the result also depends on the sibling module's content.
-    origin = options.origin
-    siblings = star_imports.dependencies(data, origin) if origin is not None else []
-    return ResultCache.key(data, task.display, settings, siblings)
+    return ResultCache.key(data, task.display, settings)
 
 
 def _load(task: FileTask, cache_key: str | None) -> FileResult | None:
@@ -160,8 +157,10 @@ def _check_one(job: _Job) -> FileResult:
     gc.disable()
     try:
         result = job.work(task)
+        origin = task.options.origin
+        read = project_imports.dependencies_of(origin) if origin is not None else []
         if task.cache_dir is not None and job.cache_key is not None:
-            ResultCache(task.cache_dir).store(job.cache_key, result.diagnostics)
+            ResultCache(task.cache_dir).store(job.cache_key, result.diagnostics, read)
         return result
     finally:
         if enabled:

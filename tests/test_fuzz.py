@@ -550,7 +550,9 @@ def _is_magic(line: str) -> bool:
 
 
 def _notebook(source: str, data: st.DataObject) -> dict[str, object]:
-    lines = re.sub(r"\r\n?", "\n", source).splitlines(keepends=True)
+    # Lines as a notebook holds them: ending in "\n" only (``str.splitlines`` would also
+    # cut at "\u2028" and friends, which Python and Jupyter keep inside a line).
+    lines = re.findall(r"[^\n]*\n|[^\n]+$", re.sub(r"\r\n?", "\n", source))
     cuts = sorted(data.draw(st.sets(st.integers(0, len(lines)), max_size=4)) | {0, len(lines)})
     cells: list[dict[str, object]] = []
     for start, end in itertools.pairwise(cuts):

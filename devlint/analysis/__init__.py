@@ -10,8 +10,9 @@ Where each question is decided:
 - "What does this torch API do to placement?" and "does this module have a device?":
   ``torch_api.py``, the semantics table (``call_effect``, ``STATELESS_MODULES``); the few
   guesses devlint still makes from a name, each with its evidence: ``name_guesses.py``.
-- "What does ``from utils import *`` bind?": ``star_imports.py`` (the project's own
-  modules next to the file, summarised by ``analyzer.summarize``).
+- "What does ``from utils import *`` bind, what does ``get_args()`` of a sibling return?":
+  ``project_imports.py`` (the project's own modules next to the file, summarised by
+  ``analyzer.summarize``).
 - "Is this ``if`` a CUDA guard?": ``guards.py`` (availability as a boolean value domain);
   "is this code written for CUDA only?": ``requirements.py``.
 - What rules read: ``facts.py`` (records and the query API); ``analyzer.py`` runs it all.

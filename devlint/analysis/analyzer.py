@@ -4,7 +4,7 @@
 body ran before the calls that say what it receives), then decides the file-wide *CUDA
 required* contexts (``requirements.py``) and returns the ``FileFacts``. ``summarize``
 runs only a module's top-level code, for the files that star-import it
-(``star_imports.py``).
+(``project_imports.py``).
 """
 
 from __future__ import annotations
@@ -15,12 +15,17 @@ from pathlib import Path
 
 import libcst as cst
 
-from devlint.analysis import name_guesses, requirements, star_imports
+from devlint.analysis import name_guesses, project_imports, requirements
+from devlint.analysis.calls import MAX_INLINED_SIZE
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.interpreter import Env
 from devlint.analysis.module_classes import ModuleClassInterpreter
-from devlint.analysis.star_imports import ModuleSummary, ProjectModules
-from devlint.analysis.values import may_be_accelerator
+from devlint.analysis.project_imports import ModuleSummary, ProjectModules
+from devlint.analysis.values import CUDA, Kind, Value, may_be_accelerator
+
+# Statements of a function run for the flags on what it returns: argument parsers
+# (``get_args()``: one ``add_argument`` per option) are long and cheap to run.
+MAX_FLAGS_FUNCTION_SIZE = 400
 
 
 class Analyzer(ModuleClassInterpreter):
@@ -93,12 +98,45 @@ def analyze(
     module: cst.Module, guard_functions: Iterable[str] = (), origin: Path | None = None
 ) -> FileFacts:
     """Run the device-flow analysis over a parsed module; ``origin``, where the file is,
-    resolves its star imports of the project's modules (``star_imports.py``)."""
+    resolves its star imports of the project's modules (``project_imports.py``)."""
     guards = frozenset(guard_functions)
     analyzer = Analyzer(guards, {})
     if origin is not None:
         analyzer.project_modules = ProjectModules(origin, guards, summarize)
     return analyzer.analyze(module)
+
+
+def _follows_inputs(analyzer: Analyzer, node: cst.FunctionDef) -> bool:
+    """Whether a small function may return on the device of the tensors it is given (one
+    of its returns, run with every positional parameter a CUDA tensor)."""
+    positional = node.params.params
+    body = node.body
+    if not positional or not isinstance(body, cst.IndentedBlock):
+        return False
+    if len(body.body) > MAX_INLINED_SIZE:
+        return False
+    probe = Value(Kind.TENSOR, CUDA)
+    env = analyzer.argument_env(node, [probe] * len(positional), {})
+    return any(may_be_accelerator(value.where) for value in analyzer.detached(node, env)[1])
+
+
+def _returned_flags(analyzer: Analyzer, node: cst.FunctionDef) -> dict[str, Value]:
+    """The availability flags set on the object a function ends by returning
+    (``return args`` after ``args.cuda = ... torch.cuda.is_available()``)."""
+    body = node.body
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+    if not isinstance(last, cst.SimpleStatementLine) or len(body.body) > MAX_FLAGS_FUNCTION_SIZE:
+        return {}
+    returned = last.body[0]
+    if not isinstance(returned, cst.Return) or not isinstance(returned.value, cst.Name):
+        return {}
+    prefix = returned.value.value + "."
+    env = analyzer.detached(node, analyzer.argument_env(node, [], {}))[0]
+    return {
+        key[len(prefix) :]: project_imports.portable(value)
+        for key, value in env.items()
+        if key.startswith(prefix) and "." not in key[len(prefix) :] and value.kind is Kind.GUARD
+    }
 
 
 def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSummary:
@@ -108,14 +146,14 @@ def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSumm
     analyzer = Analyzer(guard_functions, {})
     analyzer.block(module.body)
     analyzer.module_done = True
-    exported = star_imports.exported_names(module)
+    exported = project_imports.exported_names(module)
     names = {
-        key: star_imports.portable(value)
+        key: project_imports.portable(value)
         for key, value in analyzer.module_env.items()
-        if star_imports.is_exported(key, exported)
+        if project_imports.is_exported(key, exported)
     }
     returns = {
-        name: star_imports.portable(analyzer.inline_call(node, [], {}))
+        name: project_imports.portable(analyzer.inline_call(node, [], {}))
         for name, node in analyzer.function_defs.items()
     }
     items = {
@@ -123,6 +161,11 @@ def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSumm
         for name, methods in analyzer.dataset_classes.items()
         if "__getitem__" in methods
     }
+    follows = frozenset(
+        name
+        for name, node in analyzer.function_defs.items()
+        if not may_be_accelerator(returns[name].where) and _follows_inputs(analyzer, node)
+    )
     return ModuleSummary(
         names,
         frozenset(analyzer.module_classes),
@@ -130,4 +173,10 @@ def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSumm
         returns,
         items,
         tuple(analyzer.star_modules),
+        follows,
+        {
+            name: flags
+            for name, node in analyzer.function_defs.items()
+            if (flags := _returned_flags(analyzer, node))
+        },
     )

@@ -10,7 +10,7 @@ the constructor's arguments; the instance's placement is where the items may be.
 the CPU, or unknown, leave the loader's batches on the CPU as before. Answers are kept per
 class and argument values, and count against the inlining budget. A dataset class of a
 star-imported project module comes with its answer for unknown arguments
-(``star_imports.py``).
+(``project_imports.py``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import libcst as cst
 
 from devlint.analysis import guards, name_guesses, requirements, torch_api
 from devlint.analysis.interpreter import Context, Env, PendingBody
-from devlint.analysis.star_imports import ModuleSummary
+from devlint.analysis.project_imports import ModuleSummary
 from devlint.analysis.statements import StatementInterpreter
 from devlint.analysis.syntax import dotted_name, parameters
 from devlint.analysis.values import ANY_DEVICE, CPU, UNKNOWN, Kind, Placement, Value, join
@@ -39,7 +39,7 @@ class DefinitionInterpreter(StatementInterpreter):
         # This file's ``torch.utils.data.Dataset`` classes and their methods (own and those
         # of this file's dataset classes they derive from): ``datasets.py`` runs them.
         self.dataset_classes: dict[str, dict[str, cst.FunctionDef]] = {}
-        # Star-imported project modules (star_imports.py): what their functions return,
+        # Star-imported project modules (project_imports.py): what their functions return,
         # where their datasets' items are.
         self.imported_returns: dict[str, Value] = {}
         self.imported_items: dict[str, Placement] = {}
@@ -140,7 +140,7 @@ class DefinitionInterpreter(StatementInterpreter):
         return is_module, inherited
 
     def star_import(self, summary: ModuleSummary) -> None:
-        """Bind what a project module's star import brings (``star_imports.py``) at module
+        """Bind what a project module's star import brings (``project_imports.py``) at module
         level; it runs lazily (``resolve_stars``), so names the file binds itself win."""
         saved, self.env = self.env, self.module_env
         try:

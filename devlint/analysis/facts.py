@@ -177,7 +177,7 @@ class FileFacts:
     # function id -> the parameters seeded with such values.
     device_parameters: dict[int, frozenset[str]] = field(default_factory=dict)
     # ids of ``from utils import *`` statements (``cst.ImportFrom``) of project modules
-    # that were resolved: the names each bound (star_imports.py).
+    # that were resolved: the names each bound (project_imports.py).
     star_bindings: dict[int, frozenset[str]] = field(default_factory=dict)
     # Resolves the star imports the analysis never needed (no name missed), binding their
     # names in ``module_names``: fixes ask for them through ``star_bound``.

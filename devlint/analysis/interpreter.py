@@ -254,6 +254,9 @@ class Interpreter:
         if base and container and container.from_batch and value.kind is Kind.TENSOR:
             # ``batch[k] = batch[k].to(device)``: the batch is being moved.
             self.env[base] = Value(Kind.TENSOR, value.where)
+        elif base and container and container.where == frozenset() and value.kind is Kind.TENSOR:
+            # ``losses = {}`` then ``losses["g"] = g_loss``: a container of such tensors
+            self.env[base] = Value(Kind.TENSOR, value.where)
 
     def bind_pairwise(self, target: cst.BaseExpression, source: cst.BaseExpression) -> bool:
         """``a, b = x, y``: bind element by element; False when the shapes differ."""

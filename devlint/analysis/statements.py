@@ -19,7 +19,7 @@ import libcst as cst
 from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.facts import Branch, Conditional, Loop
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
-from devlint.analysis.star_imports import ModuleSummary, ProjectModules
+from devlint.analysis.project_imports import ModuleSummary, ProjectModules
 from devlint.analysis.syntax import dotted_name, module_name, string_value
 from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu, join_placement
 
@@ -34,13 +34,17 @@ class StatementInterpreter(Interpreter):
         super().__init__(guard_functions, guard_attributes)
         self.refuses_without_cuda = False  # a function here refuses to run without CUDA
         self.star_modules: list[str] = []  # ``from torch.nn import *``, in order
-        # ``from utils import *`` of this project's modules (star_imports.py); None: the
+        # ``from utils import *`` of this project's modules (project_imports.py); None: the
         # file is nowhere (stdin), or is itself being summarised for another file.
         self.project_modules: ProjectModules | None = None
         self.star_bindings: dict[int, frozenset[str]] = {}  # ``FileFacts.star_bindings``
         # Those star imports, resolved only once a name misses (``resolve_stars``): a file
         # that only re-exports (``__init__.py``) never reads its siblings.
         self.unresolved_stars: list[tuple[cst.ImportFrom, int, str]] = []
+        # ``from utils import reduce_dict``: what each name may come from in the project
+        # (qualname -> level, module, name), resolved when it is called.
+        self.project_names: dict[str, tuple[int, str, str]] = {}
+        self.project_packages: dict[str, str] = {}  # ``import utils``: qualname -> module
         self.previous_statement: cst.BaseStatement | None = None  # of the running statement
         self.compound = _compound_handlers(type(self))
 
@@ -194,14 +198,43 @@ class StatementInterpreter(Interpreter):
             # ``rewards = torch.tensor(r)``: the name it gets says it holds several.
             name = dotted_name(small.targets[0].target) or ""
             value = replace(value, scalar=not name_guesses.names_a_sequence(name))
+        flags = self.returned_flags(small.value) if self.project_names else None
         for target in small.targets:
             self.bind(target.target, value)
+            holder = dotted_name(target.target) if flags else None
+            for attribute, flag in (flags or {}).items() if holder else ():
+                self.store(f"{holder}.{attribute}", flag)  # ``args = get_args()``: ``args.cuda``
             if type(small.value) is cst.IfExp and name_guesses.is_device_like_name(
                 dotted_name(target.target) or ""
             ):
                 self.rec.device_named.add(id(small.value))
             if type(small.value) is cst.Dict:
                 self.bind_dict_keys(target.target, small.value)
+
+    @staticmethod
+    def is_library(module: str) -> bool:
+        """torch and NumPy: never a project module."""
+        return module.split(".", 1)[0] in name_guesses.STAR_RESOLVED_PACKAGES
+
+    def returned_flags(self, value: cst.BaseExpression) -> dict[str, Value] | None:
+        """The availability flags on what a call of a project module's function returns."""
+        record = self.rec.calls.get(id(value)) if type(value) is cst.Call else None
+        summary = self.project_summary(record.callee) if record and record.callee else None
+        return summary[0].returned_flags.get(summary[1]) if summary is not None else None
+
+    def project_summary(self, qualname: str) -> tuple[ModuleSummary, str] | None:
+        """The summary of the project module ``qualname`` was imported from, and its name
+        there (``project_imports.py``); None when it is no project module."""
+        found = self.project_names.get(qualname)
+        if found is None and "." in qualname:  # ``utils.reduce_dict`` after ``import utils``
+            module, _, name = qualname.rpartition(".")
+            if module in self.project_packages:
+                found = (0, self.project_packages[module], name)
+        if found is None or self.project_modules is None:
+            return None
+        level, module, name = found
+        summary = self.project_modules.resolve(level, module)
+        return (summary, name) if summary is not None else None
 
     def bind_dict_keys(self, target: cst.BaseExpression, literal: cst.Dict) -> None:
         """``cfg = {"cuda": torch.cuda.is_available()}``: ``cfg["cuda"]`` is a guard;
@@ -241,6 +274,8 @@ class StatementInterpreter(Interpreter):
             else:
                 top = full.split(".", 1)[0]
                 self.env[top] = Value(Kind.IMPORTED, qualname=top)
+            if self.project_modules is not None and not self.is_library(full):
+                self.project_packages[full] = full  # ``import util.misc as utils``
 
     def import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -253,7 +288,11 @@ class StatementInterpreter(Interpreter):
             elif self.project_modules is not None:
                 self.unresolved_stars.append((node, len(node.relative), module))
             return
-        base = "." * len(node.relative) + module_name(node.module)
+        module = module_name(node.module)
+        base = "." * len(node.relative) + module
+        project = self.project_modules is not None and (
+            bool(node.relative) or not self.is_library(module)
+        )
         for alias in node.names:
             name = module_name(alias.name)
             local = name
@@ -261,6 +300,8 @@ class StatementInterpreter(Interpreter):
                 local = alias.asname.name.value
             qualname = f"{base}.{name}" if base and not base.endswith(".") else base + name
             self.env[local] = Value(Kind.IMPORTED, qualname=qualname)
+            if project:
+                self.project_names[qualname] = (len(node.relative), module, name)
 
     def resolve_stars(self) -> dict[int, frozenset[str]]:
         """Bind what the file's unresolved star imports of project modules bring, in

@@ -14,7 +14,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from devlint.analysis import analyze, star_imports
+from devlint.analysis import analyze, project_imports
 from devlint.api import lint_text, load_settings
 from devlint.engine import CheckOptions, check_text
 from devlint.fixing import fix_text
@@ -146,9 +146,9 @@ def test_one_level_and_no_self_import(tmp_path: Path) -> None:
         tmp_path, "main.py", "from utils import *\nfrom main import *\nx = torch.ones(2)\n"
     )
     origin = main.resolve()
-    assert star_imports.module_path(origin, 0, "utils") == (tmp_path / "utils.py").resolve()
-    assert star_imports.module_path(origin, 0, "main") is None
-    assert star_imports.module_path(origin, 0, "torch.nn") is None
+    assert project_imports.module_path(origin, 0, "utils") == (tmp_path / "utils.py").resolve()
+    assert project_imports.module_path(origin, 0, "main") is None
+    assert project_imports.module_path(origin, 0, "torch.nn") is None
     facts = analyze(cst.parse_module(main.read_text()), origin=origin)
     assert "torch" not in facts.module_names  # base's names are not followed from utils
 
@@ -159,13 +159,13 @@ def test_each_sibling_is_summarised_once_per_version(
     utils = write(tmp_path, "utils.py", UTILS)
     train = write(tmp_path, "train.py", TRAIN)
     seen: list[int] = []
-    original = star_imports.ProjectModules.read
+    original = project_imports.ProjectModules.parse
 
-    def counting(self: star_imports.ProjectModules, path: Path, size: int) -> object:
+    def counting(self: project_imports.ProjectModules, path: Path, size: int) -> object:
         seen.append(size)
         return original(self, path, size)
 
-    monkeypatch.setattr(star_imports.ProjectModules, "read", counting)
+    monkeypatch.setattr(project_imports.ProjectModules, "parse", counting)
     codes(train, origin=train)
     codes(train, origin=train)
     assert len(seen) == 1
@@ -204,13 +204,13 @@ def test_a_file_that_only_reexports_never_reads_its_siblings(
     write(tmp_path, "pkg/utils.py", UTILS)
     write(tmp_path, "pkg/models.py", "import torch\nnet = torch.nn.Linear(2, 2)\n")
     seen: list[Path] = []
-    original = star_imports.ProjectModules.read
+    original = project_imports.ProjectModules.parse
 
-    def counting(self: star_imports.ProjectModules, path: Path, size: int) -> object:
+    def counting(self: project_imports.ProjectModules, path: Path, size: int) -> object:
         seen.append(path)
         return original(self, path, size)
 
-    monkeypatch.setattr(star_imports.ProjectModules, "read", counting)
+    monkeypatch.setattr(project_imports.ProjectModules, "parse", counting)
     init = tmp_path / "pkg" / "__init__.py"
     assert codes(init, origin=init) == []
     assert seen == []  # resolved lazily: no name of theirs was ever needed
@@ -223,3 +223,75 @@ def test_a_fix_resolves_the_star_imports_the_analysis_left_alone(tmp_path: Path)
     main = write(tmp_path, "main.py", source)
     fixed = fix_text(source, str(main), replace(ALL, origin=main), unsafe=True).text
     assert fixed == "import torch\nfrom utils import *\nx = torch.ones(2).to(device)\n"
+
+
+ARGUMENTS = """
+    import argparse
+
+    import torch
+
+    def get_args():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--no-cuda", action="store_true")
+        args = parser.parse_args()
+        args.cuda = not args.no_cuda and torch.cuda.is_available()
+        return args
+"""
+
+DISTRIBUTED = """
+    import torch
+    import torch.distributed as dist
+
+    def reduce_dict(losses):
+        if not dist.is_initialized():
+            return losses
+        names = sorted(losses)
+        stacked = torch.stack([losses[name] for name in names])
+        dist.all_reduce(stacked)
+        return {name: value for name, value in zip(names, stacked)}
+"""
+
+MAIN = """
+    import torch
+    from torch import nn, optim
+    from arguments import get_args
+    from distributed import reduce_dict
+
+    args = get_args()
+    device = torch.device("cuda" if args.cuda else "cpu")
+    model = nn.Linear(4, 1)
+    if args.cuda:
+        model = model.cuda()
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    for step in range(10):
+        losses = {}
+        losses["mse"] = model(torch.randn(2, 4, device=device)).pow(2).mean()
+        optimizer.zero_grad()
+        losses["mse"].backward()
+        optimizer.step()
+        print(reduce_dict(losses)["mse"].item())
+"""
+
+
+def test_explicit_imports_of_project_functions(tmp_path: Path) -> None:
+    """``args = get_args()`` carries the flags the sibling set on what it returns; a
+    sibling's helper given device tensors returns them on the device."""
+    write(tmp_path, "arguments.py", ARGUMENTS)
+    write(tmp_path, "distributed.py", DISTRIBUTED)
+    main = write(tmp_path, "main.py", MAIN)
+    options = replace(ALL, codes=ALL.codes | {"DEV012"}, origin=main)
+    found = {(d.start.row, d.code) for d in check_text(main.read_text(), str(main), options)}
+    assert found == {(7, "DEV004"), (18, "DEV012")}
+    alone = check_text(main.read_text(), str(main), replace(options, origin=None))
+    assert {(d.start.row, d.code) for d in alone} == {(7, "DEV003"), (7, "DEV004"), (10, "DEV003")}
+
+
+def test_the_result_cache_follows_the_project_modules_a_file_read(tmp_path: Path) -> None:
+    write(tmp_path, "arguments.py", ARGUMENTS)
+    write(tmp_path, "distributed.py", DISTRIBUTED)
+    write(tmp_path, "unused.py", "import torch\n")
+    main = write(tmp_path, "main.py", MAIN)
+    analyze(cst.parse_module(main.read_text()), origin=main)
+    read = project_imports.dependencies_of(main)
+    assert [path.name for path in read] == ["arguments.py", "distributed.py"]
+    assert project_imports.dependencies_of(main) == []  # asking forgets

@@ -1,25 +1,29 @@
-"""Star imports of the project's own modules: ``from utils import *``, ``from .common import *``.
+"""Imports of the project's own modules: ``from utils import *``, ``from utils import
+reduce_dict``, ``from arguments import get_args``, ``import util.misc as utils``.
 
-A star import of a module that sits next to the file (or in its package) binds the
-names that module defines at top level. ``ProjectModules`` finds the module's file
-(``module_path``) and summarises it (``ModuleSummary``: what each exported name holds,
-what each of its functions returns, where each of its datasets' items are) by running
-the interpreter over the module's top-level code (``analyzer.summarize``). Summaries are
-kept per process, per file and version (mtime, size): each sibling is read once per run.
+A module that sits next to the file (or in its package) is summarised: ``ProjectModules``
+finds its file (``module_path``) and runs the interpreter over its top-level code
+(``analyzer.summarize``), giving a ``ModuleSummary``: what each top-level name holds,
+what each function returns for any arguments, which functions return on the device of
+the tensors they are given, the availability flags set on what a function returns
+(``args.cuda`` of ``get_args()``), where its datasets' items are. A star import binds
+the names; an explicit import is looked up when the file calls the name
+(``CallInterpreter.project_call``, ``StatementInterpreter.returned_flags``). Both are
+resolved lazily, when a name misses or is called. Summaries are kept per process, per
+file and version (mtime, size): each sibling is read once per run.
 
-It stays bounded: only direct star imports are resolved (the summarised module's own
-star imports of project modules stay unresolved, so there are no cycles), and a module
-that is missing, unreadable, too big or does not parse resolves to nothing: the file is
+It stays bounded: only the file's own imports are resolved (the summarised module's
+imports of project modules stay unresolved, so there are no cycles), and a module that
+is missing, unreadable, too big or does not parse resolves to nothing: the file is
 analysed as before, with those names unknown. A summary holds values only, never nodes
 of the other module's tree (no diagnostic can point into it).
 
-A file's result then depends on those siblings: ``dependencies`` names them (with their
-content) for the result cache's key.
+A file's result then depends on those siblings: ``dependencies_of`` names the ones its
+analysis read, and the result cache keeps them with the result.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,9 +47,18 @@ class ModuleSummary:
     returns: dict[str, Value] = field(default_factory=dict)  # its functions, any arguments
     dataset_items: dict[str, Placement] = field(default_factory=dict)  # its datasets' items
     star_modules: tuple[str, ...] = ()  # its own ``from torch.nn import *``
+    # Its functions whose result may be on the device of the tensors they are given
+    # (``reduce_dict(losses)``): what a call with device tensors returns there.
+    follows_inputs: frozenset[str] = frozenset()
+    # The availability flags on what its functions return (``get_args()`` returning
+    # ``args`` with ``args.cuda = not args.no_cuda and torch.cuda.is_available()``):
+    # function -> attribute -> flag.
+    returned_flags: dict[str, dict[str, Value]] = field(default_factory=dict)
 
 
 Summarize = Callable[[cst.Module, frozenset[str]], ModuleSummary]
+# The project modules each file's analysis resolved, by the file's origin (``dependencies_of``).
+_READ_BY: dict[Path, set[Path]] = {}
 # (resolved path, guard functions) -> ((mtime, size), summary or None)
 _SUMMARIES: dict[tuple[Path, frozenset[str]], tuple[tuple[int, int], ModuleSummary | None]] = {}
 
@@ -55,12 +68,23 @@ class ProjectModules:
 
     def __init__(self, origin: Path, guard_functions: frozenset[str], summarize: Summarize):
         self.origin, self.guard_functions, self.summarize = origin, guard_functions, summarize
+        self.read: set[Path] = set()  # the modules resolved (``dependencies_of``)
+        self.resolved: dict[tuple[int, str], ModuleSummary | None] = {}
+        _READ_BY[origin] = self.read
 
     def resolve(self, level: int, module: str) -> ModuleSummary | None:
-        """The summary of ``from <"." * level><module> import *``; None: unresolvable."""
-        path = module_path(self.origin, level, module)
+        """The summary of ``from <"." * level><module> import ...``; None: no project
+        module (or one that cannot be used), remembered for this file."""
+        if (level, module) not in self.resolved:
+            self.resolved[(level, module)] = self.summary_of(
+                module_path(self.origin, level, module)
+            )
+        return self.resolved[(level, module)]
+
+    def summary_of(self, path: Path | None) -> ModuleSummary | None:
         if path is None:
             return None
+        self.read.add(path)
         try:
             status = path.stat()
         except OSError:
@@ -68,10 +92,10 @@ class ProjectModules:
         key, stamp = (path, self.guard_functions), (status.st_mtime_ns, status.st_size)
         cached = _SUMMARIES.get(key)
         if cached is None or cached[0] != stamp:
-            cached = _SUMMARIES[key] = (stamp, self.read(path, status.st_size))
+            cached = _SUMMARIES[key] = (stamp, self.parse(path, status.st_size))
         return cached[1]
 
-    def read(self, path: Path, size: int) -> ModuleSummary | None:
+    def parse(self, path: Path, size: int) -> ModuleSummary | None:
         if size > MAX_MODULE_BYTES:
             return None
         try:
@@ -113,25 +137,11 @@ def module_path(origin: Path, level: int, module: str) -> Path | None:
     return None
 
 
-_STAR_IMPORT = re.compile(rb"\bfrom\s+(\.*)\s*([\w.]*)\s+import\s*\*")
-
-
-def dependencies(data: bytes, origin: Path) -> list[bytes]:
-    """The path and content of each project module the source in ``data`` (a file at
-    ``origin``) may star-import: every ``from ... import *`` in the text counts, so that
-    an edit of any of them changes the file's cache key."""
-    found: list[bytes] = []
-    for match in _STAR_IMPORT.finditer(data):
-        module = match[2].decode("ascii", "replace")
-        path = module_path(origin, len(match[1]), module)
-        if path is None:
-            continue
-        try:
-            content = path.read_bytes()
-        except OSError:
-            content = b""
-        found += [str(path).encode("utf-8", "surrogateescape"), content]
-    return found
+def dependencies_of(origin: Path) -> list[Path]:
+    """The project modules the last analysis of the file at ``origin`` in this process
+    read (resolved paths, sorted): its result depends on them (the result cache keeps
+    them with it). Asking forgets them."""
+    return sorted(_READ_BY.pop(origin, ()))
 
 
 def exported_names(module: cst.Module) -> frozenset[str] | None:
