@@ -106,7 +106,7 @@ class CallInterpreter(EffectInterpreter):
         if method is not None and receiver is not None:
             return self.method_call(node, receiver, method, args, keywords)
         if callee is not None:
-            if self.project_names or self.project_packages:
+            if self.is_project_name(callee):
                 returned = self.project_call(callee, args)
                 if returned is not None:
                     return returned
@@ -130,17 +130,16 @@ class CallInterpreter(EffectInterpreter):
     def project_call(self, callee: str, args: list[Value]) -> Value | None:
         """A function of a project module (``from utils import reduce_dict``): what it
         returns for any arguments, or on the device of the tensors it is given."""
-        found = self.project_summary(callee)
+        placed = [arg.where for arg in args if arg.kind is Kind.TENSOR and arg.where]
+        found = self.project_summary(callee, any(map(may_be_accelerator, placed)))
         if found is None:
             return None
         summary, name = found
         returned = summary.returns.get(name)
         if returned is not None and returned != UNKNOWN:
             return returned
-        if name in summary.follows_inputs:
-            placed = [arg.where for arg in args if arg.kind is Kind.TENSOR and arg.where]
-            if placed:
-                return Value(Kind.TENSOR, join_placements(placed))
+        if name in summary.follows_inputs and placed:
+            return Value(Kind.TENSOR, join_placements(placed))
         return None
 
     def note_call(self, record: CallRecord, func: cst.BaseExpression) -> None:

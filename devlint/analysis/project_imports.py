@@ -24,6 +24,8 @@ analysis read, and the result cache keeps them with the result.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -70,16 +72,35 @@ class ProjectModules:
         self.origin, self.guard_functions, self.summarize = origin, guard_functions, summarize
         self.read: set[Path] = set()  # the modules resolved (``dependencies_of``)
         self.resolved: dict[tuple[int, str], ModuleSummary | None] = {}
+        self.paths: dict[tuple[int, str], Path | None] = {}
+        self.testing: dict[Path, frozenset[str]] = {}  # ``_testing_functions`` of each
         _READ_BY[origin] = self.read
 
     def resolve(self, level: int, module: str) -> ModuleSummary | None:
         """The summary of ``from <"." * level><module> import ...``; None: no project
         module (or one that cannot be used), remembered for this file."""
         if (level, module) not in self.resolved:
-            self.resolved[(level, module)] = self.summary_of(
-                module_path(self.origin, level, module)
-            )
+            self.resolved[(level, module)] = self.summary_of(self.path_of(level, module))
         return self.resolved[(level, module)]
+
+    def resolve_if_testing(self, level: int, module: str, name: str) -> ModuleSummary | None:
+        """``resolve``, when the text of the module's top-level function ``name`` tests
+        availability (``is_available``, ``device_count``); None, without parsing it,
+        otherwise. What an explicit import needs when no device tensor is passed: a device
+        getter, a ``get_args()`` setting ``args.cuda``; a library's other imports stay
+        unread."""
+        path = self.path_of(level, module)
+        if path is None:
+            return None
+        if path not in self.testing:
+            self.testing[path] = _testing_functions(path)
+        return self.resolve(level, module) if name in self.testing[path] else None
+
+    def path_of(self, level: int, module: str) -> Path | None:
+        key = (level, module)
+        if key not in self.paths:
+            self.paths[key] = module_path(self.origin, level, module)
+        return self.paths[key]
 
     def summary_of(self, path: Path | None) -> ModuleSummary | None:
         if path is None:
@@ -108,6 +129,38 @@ class ProjectModules:
             return None
 
 
+# (folder, its mtime, level, module) -> the module's real path, per process
+_MODULE_PATHS: dict[tuple[str, int, int, str], str | None] = {}
+_AVAILABILITY_TEXT = re.compile(rb"is_available|device_count")
+_TOP_LEVEL_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+# path -> ((mtime, size), its top-level functions whose text tests availability), per process
+_TESTING_FUNCTIONS: dict[Path, tuple[tuple[int, int], frozenset[str]]] = {}
+
+
+def _testing_functions(path: Path) -> frozenset[str]:
+    """The top-level functions whose text (up to the next top-level ``def``) mentions
+    an availability test: read as bytes, never parsed."""
+    try:
+        status = path.stat()
+        stamp = (status.st_mtime_ns, status.st_size)
+        cached = _TESTING_FUNCTIONS.get(path)
+        if cached is None or cached[0] != stamp:
+            data = path.read_bytes() if status.st_size <= MAX_MODULE_BYTES else b""
+            found: frozenset[str] = frozenset()
+            if _AVAILABILITY_TEXT.search(data):
+                starts = list(_TOP_LEVEL_DEF.finditer(data))
+                ends = [match.start() for match in starts[1:]] + [len(data)] if starts else []
+                found = frozenset(
+                    match[1].decode("ascii", "replace")
+                    for match, end in zip(starts, ends, strict=True)
+                    if _AVAILABILITY_TEXT.search(data, match.end(), end)
+                )
+            cached = _TESTING_FUNCTIONS[path] = (stamp, found)
+    except OSError:
+        return frozenset()
+    return cached[1]
+
+
 def module_path(origin: Path, level: int, module: str) -> Path | None:
     """The file of the project module a star import names, resolved; None if none is.
 
@@ -118,22 +171,43 @@ def module_path(origin: Path, level: int, module: str) -> Path | None:
     parts = module.split(".") if module else []
     if level == 0 and (not parts or parts[0] in name_guesses.STAR_RESOLVED_PACKAGES):
         return None
-    folder = origin.absolute().parent
+    # Files of one folder import the same modules: one search per folder and version of
+    # it (a sibling added or removed changes the folder's mtime).
+    folder = os.path.dirname(os.path.abspath(origin))
+    try:
+        stamp = os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+    key = (folder, stamp, level, module)
+    if key not in _MODULE_PATHS:
+        _MODULE_PATHS[key] = _find_module(folder, level, parts)
+    found = _MODULE_PATHS[key]
+    if found is None:
+        return None
+    if os.path.basename(found) == origin.name and found == os.path.realpath(origin):
+        return None  # the file itself
+    return Path(found)
+
+
+def _find_module(folder: str, level: int, parts: list[str]) -> str | None:
+    """The real path of the module file (or package ``__init__.py``) ``parts`` names
+    from ``folder``; os.path on strings, as this runs for imports of every file."""
     roots = [folder]
     if level:
-        roots = [folder.joinpath(*[".."] * (level - 1))]
+        roots = [os.path.join(folder, *[os.pardir] * (level - 1))]
     else:
-        while (folder / "__init__.py").is_file() and len(roots) <= MAX_PACKAGE_DEPTH:
-            folder = folder.parent
+        while (
+            os.path.isfile(os.path.join(folder, "__init__.py")) and len(roots) <= MAX_PACKAGE_DEPTH
+        ):
+            folder = os.path.dirname(folder)
             roots.append(folder)
     for root in roots:
-        candidates = [root.joinpath(*parts, "__init__.py")]
+        candidates = [os.path.join(root, *parts, "__init__.py")]
         if parts:
-            candidates.insert(0, root.joinpath(*parts[:-1], parts[-1] + ".py"))
+            candidates.insert(0, os.path.join(root, *parts[:-1], parts[-1] + ".py"))
         for candidate in candidates:
-            if candidate.is_file():
-                resolved = candidate.resolve()
-                return None if resolved == origin.resolve() else resolved
+            if os.path.isfile(candidate):
+                return os.path.realpath(candidate)
     return None
 
 

@@ -54,14 +54,17 @@ class StatementInterpreter(Interpreter):
         with Scope(self, {}):  # what an early exit narrows ends with the block
             for index, statement in enumerate(statements):
                 following = statements[index + 1] if index + 1 < len(statements) else None
-                self.previous_statement = statements[index - 1] if index else None
+                is_if = type(statement) is cst.If
+                if is_if:
+                    self.previous_statement = statements[index - 1] if index else None
                 if self.statement(statement, following):
                     exits = True
                 if self.guards_rest_of_block(statement):
                     self.narrow(guarded=True)
                     if self.ctx.function is not None and guards.refusal_names_cuda(statement):
                         self.refuses_without_cuda = True
-                self.validate_flag(statement)
+                if is_if:
+                    self.validate_flag(statement)
                 left_behind = self.backend_left_behind(statement)
                 if left_behind:
                     self.narrow(backends_tested=self.ctx.backends_tested | left_behind)
@@ -198,18 +201,27 @@ class StatementInterpreter(Interpreter):
             # ``rewards = torch.tensor(r)``: the name it gets says it holds several.
             name = dotted_name(small.targets[0].target) or ""
             value = replace(value, scalar=not name_guesses.names_a_sequence(name))
-        flags = self.returned_flags(small.value) if self.project_names else None
         for target in small.targets:
             self.bind(target.target, value)
-            holder = dotted_name(target.target) if flags else None
-            for attribute, flag in (flags or {}).items() if holder else ():
-                self.store(f"{holder}.{attribute}", flag)  # ``args = get_args()``: ``args.cuda``
-            if type(small.value) is cst.IfExp and name_guesses.is_device_like_name(
-                dotted_name(target.target) or ""
-            ):
-                self.rec.device_named.add(id(small.value))
-            if type(small.value) is cst.Dict:
+        kind = type(small.value)
+        if kind is cst.Call and (self.project_names or self.project_packages):
+            self.bind_returned_flags(small)  # ``args = get_args()``: ``args.cuda``
+        elif kind is cst.IfExp and any(
+            name_guesses.is_device_like_name(dotted_name(t.target) or "") for t in small.targets
+        ):
+            self.rec.device_named.add(id(small.value))  # ``device = 0 if avail else -1``
+        elif kind is cst.Dict:
+            assert isinstance(small.value, cst.Dict)
+            for target in small.targets:
                 self.bind_dict_keys(target.target, small.value)
+
+    def bind_returned_flags(self, small: cst.Assign) -> None:
+        """``args = get_args()`` of a project module: the flags it set on ``args``."""
+        flags = self.returned_flags(small.value)
+        for target in small.targets if flags else ():
+            holder = dotted_name(target.target)
+            for attribute, flag in (flags or {}).items() if holder else ():
+                self.store(f"{holder}.{attribute}", flag)
 
     @staticmethod
     def is_library(module: str) -> bool:
@@ -219,12 +231,24 @@ class StatementInterpreter(Interpreter):
     def returned_flags(self, value: cst.BaseExpression) -> dict[str, Value] | None:
         """The availability flags on what a call of a project module's function returns."""
         record = self.rec.calls.get(id(value)) if type(value) is cst.Call else None
-        summary = self.project_summary(record.callee) if record and record.callee else None
+        if record is None or record.callee is None or not self.is_project_name(record.callee):
+            return None
+        summary = self.project_summary(record.callee)
         return summary[0].returned_flags.get(summary[1]) if summary is not None else None
 
-    def project_summary(self, qualname: str) -> tuple[ModuleSummary, str] | None:
+    def is_project_name(self, qualname: str) -> bool:
+        """Imported from a module that may be the project's (``project_summary`` reads it)."""
+        return qualname in self.project_names or (
+            bool(self.project_packages) and qualname.rpartition(".")[0] in self.project_packages
+        )
+
+    def project_summary(
+        self, qualname: str, device_args: bool = False
+    ) -> tuple[ModuleSummary, str] | None:
         """The summary of the project module ``qualname`` was imported from, and its name
-        there (``project_imports.py``); None when it is no project module."""
+        there (``project_imports.py``); None when it is no project module. Without
+        ``device_args`` (tensors that may be on an accelerator passed to it), only a module
+        that tests availability is read."""
         found = self.project_names.get(qualname)
         if found is None and "." in qualname:  # ``utils.reduce_dict`` after ``import utils``
             module, _, name = qualname.rpartition(".")
@@ -233,7 +257,12 @@ class StatementInterpreter(Interpreter):
         if found is None or self.project_modules is None:
             return None
         level, module, name = found
-        summary = self.project_modules.resolve(level, module)
+        modules = self.project_modules
+        summary = (
+            modules.resolve(level, module)
+            if device_args
+            else modules.resolve_if_testing(level, module, name)
+        )
         return (summary, name) if summary is not None else None
 
     def bind_dict_keys(self, target: cst.BaseExpression, literal: cst.Dict) -> None:
