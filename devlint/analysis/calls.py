@@ -406,6 +406,8 @@ class CallInterpreter(EffectInterpreter):
             return UNKNOWN
         if callee.stateless or callee.where is None:
             return self.combine(node, inputs)
+        if callee.qualname in torch_api.SCATTERING_WRAPPERS and "mps" not in callee.where:
+            return Value(Kind.TENSOR, callee.where)  # scattered from any device to CUDA
         tensors = [(n, v) for n, v in inputs if v.kind is Kind.TENSOR]
         if tensors:
             operands = (

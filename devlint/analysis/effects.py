@@ -111,6 +111,8 @@ class EffectInterpreter(ExpressionInterpreter):
     def effect_module(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
+        if callee in torch_api.SCATTERING_WRAPPERS and args:
+            return Value(Kind.MODULE, args[0].where, qualname=callee)
         if callee in torch_api.WRAPPERS and args:
             return Value(Kind.MODULE, args[0].where)
         if callee in torch_api.MODULE_CONTAINERS:  # ``nn.Sequential(a, b)``

@@ -280,6 +280,10 @@ WRAPPERS = frozenset(
         "torch.nn.parallel.DistributedDataParallel",
     }
 )
+# Wrappers that scatter their inputs to the CUDA devices they run on, from wherever the
+# inputs are (``nn.DataParallel(model).cuda()(cpu_batch)`` works). Without CUDA they call
+# the module as it is: on MPS a CPU input still mixes.
+SCATTERING_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
 # Modules made of other modules: on the device of their parts.
 MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
 # Parameters and buffers move with the module that owns them.
