@@ -3,8 +3,8 @@
 Where each question is decided:
 
 - "Is this batch on the CPU?", "where does this value live?": the interpreter
-  (``interpreter.py`` state and joins; ``statements.py``, ``definitions.py``,
-  ``expressions.py``, ``calls.py``, ``effects.py`` the handlers; ``datasets.py`` where
+  (``interpreter.py`` state and joins; ``statements.py``, ``imports.py``,
+  ``definitions.py``, ``expressions.py``, ``calls.py``, ``effects.py`` the handlers; ``datasets.py`` where
   the items of the file's own ``Dataset`` classes are, ``module_classes.py`` where its
   ``nn.Module`` instances are) over the lattice in ``values.py``.
 - "What does this torch API do to placement?" and "does this module have a device?":
@@ -12,7 +12,7 @@ Where each question is decided:
   guesses devlint still makes from a name, each with its evidence: ``name_guesses.py``.
 - "What does ``from utils import *`` bind, what does ``get_args()`` of a sibling return?":
   ``project_imports.py`` (the project's own modules next to the file, summarised by
-  ``analyzer.summarize``).
+  ``analyzer.summarize``; ``imports.py`` binds them).
 - "Is this ``if`` a CUDA guard?": ``guards.py`` (availability as a boolean value domain);
   "is this code written for CUDA only?": ``requirements.py``.
 - What rules read: ``facts.py`` (records and the query API); ``analyzer.py`` runs it all.

@@ -15,16 +15,16 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, requirements, torch_api
+from devlint.analysis.imports import ImportInterpreter
 from devlint.analysis.interpreter import Context, Env, PendingBody
 from devlint.analysis.project_imports import ModuleSummary
-from devlint.analysis.statements import StatementInterpreter
 from devlint.analysis.syntax import dotted_name, parameters
 from devlint.analysis.values import ANY_DEVICE, CPU, UNKNOWN, Kind, Placement, Value, join
 
 _SEEDED_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE)
 
 
-class DefinitionInterpreter(StatementInterpreter):
+class DefinitionInterpreter(ImportInterpreter):
     """Function and class definitions (see the module docstring)."""
 
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:

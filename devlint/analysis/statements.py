@@ -19,8 +19,7 @@ import libcst as cst
 from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.facts import Branch, Conditional, Loop
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
-from devlint.analysis.project_imports import ModuleSummary, ProjectModules
-from devlint.analysis.syntax import dotted_name, module_name, string_value
+from devlint.analysis.syntax import dotted_name, string_value
 from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu, join_placement
 
 # Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
@@ -33,18 +32,6 @@ class StatementInterpreter(Interpreter):
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
         super().__init__(guard_functions, guard_attributes)
         self.refuses_without_cuda = False  # a function here refuses to run without CUDA
-        self.star_modules: list[str] = []  # ``from torch.nn import *``, in order
-        # ``from utils import *`` of this project's modules (project_imports.py); None: the
-        # file is nowhere (stdin), or is itself being summarised for another file.
-        self.project_modules: ProjectModules | None = None
-        self.star_bindings: dict[int, frozenset[str]] = {}  # ``FileFacts.star_bindings``
-        # Those star imports, resolved only once a name misses (``resolve_stars``): a file
-        # that only re-exports (``__init__.py``) never reads its siblings.
-        self.unresolved_stars: list[tuple[cst.ImportFrom, int, str]] = []
-        # ``from utils import reduce_dict``: what each name may come from in the project
-        # (qualname -> level, module, name), resolved when it is called.
-        self.project_names: dict[str, tuple[int, str, str]] = {}
-        self.project_packages: dict[str, str] = {}  # ``import utils``: qualname -> module
         self.previous_statement: cst.BaseStatement | None = None  # of the running statement
         self.compound = _compound_handlers(type(self))
 
@@ -204,7 +191,7 @@ class StatementInterpreter(Interpreter):
         for target in small.targets:
             self.bind(target.target, value)
         kind = type(small.value)
-        if kind is cst.Call and (self.project_names or self.project_packages):
+        if kind is cst.Call:
             self.bind_returned_flags(small)  # ``args = get_args()``: ``args.cuda``
         elif kind is cst.IfExp and any(
             name_guesses.is_device_like_name(dotted_name(t.target) or "") for t in small.targets
@@ -216,54 +203,7 @@ class StatementInterpreter(Interpreter):
                 self.bind_dict_keys(target.target, small.value)
 
     def bind_returned_flags(self, small: cst.Assign) -> None:
-        """``args = get_args()`` of a project module: the flags it set on ``args``."""
-        flags = self.returned_flags(small.value)
-        for target in small.targets if flags else ():
-            holder = dotted_name(target.target)
-            for attribute, flag in (flags or {}).items() if holder else ():
-                self.store(f"{holder}.{attribute}", flag)
-
-    @staticmethod
-    def is_library(module: str) -> bool:
-        """torch and NumPy: never a project module."""
-        return module.split(".", 1)[0] in name_guesses.STAR_RESOLVED_PACKAGES
-
-    def returned_flags(self, value: cst.BaseExpression) -> dict[str, Value] | None:
-        """The availability flags on what a call of a project module's function returns."""
-        record = self.rec.calls.get(id(value)) if type(value) is cst.Call else None
-        if record is None or record.callee is None or not self.is_project_name(record.callee):
-            return None
-        summary = self.project_summary(record.callee)
-        return summary[0].returned_flags.get(summary[1]) if summary is not None else None
-
-    def is_project_name(self, qualname: str) -> bool:
-        """Imported from a module that may be the project's (``project_summary`` reads it)."""
-        return qualname in self.project_names or (
-            bool(self.project_packages) and qualname.rpartition(".")[0] in self.project_packages
-        )
-
-    def project_summary(
-        self, qualname: str, device_args: bool = False
-    ) -> tuple[ModuleSummary, str] | None:
-        """The summary of the project module ``qualname`` was imported from, and its name
-        there (``project_imports.py``); None when it is no project module. Without
-        ``device_args`` (tensors that may be on an accelerator passed to it), only a module
-        that tests availability is read."""
-        found = self.project_names.get(qualname)
-        if found is None and "." in qualname:  # ``utils.reduce_dict`` after ``import utils``
-            module, _, name = qualname.rpartition(".")
-            if module in self.project_packages:
-                found = (0, self.project_packages[module], name)
-        if found is None or self.project_modules is None:
-            return None
-        level, module, name = found
-        modules = self.project_modules
-        summary = (
-            modules.resolve(level, module)
-            if device_args
-            else modules.resolve_if_testing(level, module, name)
-        )
-        return (summary, name) if summary is not None else None
+        raise NotImplementedError  # imports.py
 
     def bind_dict_keys(self, target: cst.BaseExpression, literal: cst.Dict) -> None:
         """``cfg = {"cuda": torch.cuda.is_available()}``: ``cfg["cuda"]`` is a guard;
@@ -296,57 +236,13 @@ class StatementInterpreter(Interpreter):
             self.exits_without_cuda = True
 
     def import_names(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = module_name(alias.name)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.env[alias.asname.name.value] = Value(Kind.IMPORTED, qualname=full)
-            else:
-                top = full.split(".", 1)[0]
-                self.env[top] = Value(Kind.IMPORTED, qualname=top)
-            if self.project_modules is not None and not self.is_library(full):
-                self.project_packages[full] = full  # ``import util.misc as utils``
+        raise NotImplementedError  # imports.py
 
     def import_from(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            # ``from torch.nn import *``: unbound names resolve there (``name``); a project
-            # module's names are bound as it defines them; names from other modules' star
-            # imports stay unknown and the rest of the file is analysed.
-            module = module_name(node.module)
-            if not node.relative and module.split(".", 1)[0] in name_guesses.STAR_RESOLVED_PACKAGES:
-                self.star_modules.append(module)
-            elif self.project_modules is not None:
-                self.unresolved_stars.append((node, len(node.relative), module))
-            return
-        module = module_name(node.module)
-        base = "." * len(node.relative) + module
-        project = self.project_modules is not None and (
-            bool(node.relative) or not self.is_library(module)
-        )
-        for alias in node.names:
-            name = module_name(alias.name)
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            qualname = f"{base}.{name}" if base and not base.endswith(".") else base + name
-            self.env[local] = Value(Kind.IMPORTED, qualname=qualname)
-            if project:
-                self.project_names[qualname] = (len(node.relative), module, name)
+        raise NotImplementedError  # imports.py
 
     def resolve_stars(self) -> dict[int, frozenset[str]]:
-        """Bind what the file's unresolved star imports of project modules bring, in
-        order; the names each import bound (``FileFacts.star_bindings``)."""
-        pending, self.unresolved_stars = self.unresolved_stars, []
-        for node, level, module in pending:
-            assert self.project_modules is not None  # only then are stars left unresolved
-            summary = self.project_modules.resolve(level, module)
-            if summary is not None:
-                self.star_import(summary)
-                names = frozenset(key for key in summary.names if "." not in key)
-                self.star_bindings[id(node)] = names
-        return self.star_bindings
-
-    def star_import(self, summary: ModuleSummary) -> None:
-        raise NotImplementedError  # definitions.py
+        raise NotImplementedError  # imports.py
 
     def expression_statement(self, expr: cst.BaseExpression) -> None:
         """A bare call: a discarded result, and the in-place effects of module methods."""
