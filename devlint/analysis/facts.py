@@ -218,7 +218,7 @@ class FileFacts:
             origin
             for op in mix.operands
             for origin in op.value.origins
-            if self._function_of_call(origin) is function  # not an attribute from __init__
+            if self._function_of_node(origin) is function  # not an attribute from __init__
             # moved to CUDA on one path and to MPS on another: it follows the input
             and not (op.value.where is not None and op.value.where >= ACCELERATORS)
         ]
@@ -247,8 +247,8 @@ class FileFacts:
                 continue
             for receiver in self._cuda_self_moves(node.body):
                 for factory in self.value_of(receiver).origins:
-                    function = self._function_of_call(factory)
-                    if function is not None and function is self._function_of_call(node):
+                    function = self._function_of_node(factory)
+                    if function is not None and function is self._function_of_node(node):
                         found.append((factory, tested, function))
         return found
 
@@ -271,7 +271,7 @@ class FileFacts:
             receivers.append(small.value.func.value)
         return receivers
 
-    def _function_of_call(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+    def _function_of_node(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         if self._function_of is None:
             self._function_of = {id(call.node): call.site.function for call in self.calls}
             for conditional in self.conditionals:
