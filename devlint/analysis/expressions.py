@@ -80,7 +80,20 @@ class ExpressionInterpreter(DefinitionInterpreter):
             return self.star_imported(node.value)
         if value.kind is Kind.FUNCTION:
             self.name_reads[node.value] += 1
+        elif value.kind is Kind.IMPORTED and value.qualname in self.project_names:
+            return self.project_value(value)  # ``from config import USE_CUDA``
         return value
+
+    def project_value(self, imported: Value) -> Value:
+        """What a project module's top-level name holds (a flag, a device), when its text
+        tests availability; else the import itself (``project_imports.py``)."""
+        qualname = imported.qualname or ""
+        if qualname not in self.project_values:
+            found = self.project_summary(qualname)
+            held = found[0].names.get(found[1]) if found is not None else None
+            usable = held is not None and held.kind not in (Kind.FUNCTION, Kind.CLASS)
+            self.project_values[qualname] = held if usable else None
+        return self.project_values[qualname] or imported
 
     def star_imported(self, name: str) -> Value:
         """An unbound name after ``from torch import *``: the last such module's (builtins

@@ -36,6 +36,7 @@ class ImportInterpreter(StatementInterpreter):
         # (qualname -> level, module, name), resolved when it is called.
         self.project_names: dict[str, tuple[int, str, str]] = {}
         self.project_packages: dict[str, str] = {}  # ``import utils``: qualname -> module
+        self.project_values: dict[str, Value | None] = {}  # ``project_value``, by qualname
 
     def bind_returned_flags(self, small: cst.Assign) -> None:
         """``args = get_args()`` of a project module: the flags it set on ``args``."""

@@ -84,11 +84,11 @@ class ProjectModules:
         return self.resolved[(level, module)]
 
     def resolve_if_testing(self, level: int, module: str, name: str) -> ModuleSummary | None:
-        """``resolve``, when the text of the module's top-level function ``name`` tests
-        availability (``is_available``, ``device_count``); None, without parsing it,
-        otherwise. What an explicit import needs when no device tensor is passed: a device
-        getter, a ``get_args()`` setting ``args.cuda``; a library's other imports stay
-        unread."""
+        """``resolve``, when the text of the module's top-level function or assignment
+        ``name`` tests availability (``is_available``, ``device_count``); None, without
+        parsing it, otherwise. What an explicit import needs when no device tensor is
+        passed: a device getter, a ``get_args()`` setting ``args.cuda``, a ``USE_CUDA``
+        flag; a library's other imports stay unread."""
         path = self.path_of(level, module)
         if path is None:
             return None
@@ -133,13 +133,18 @@ class ProjectModules:
 _MODULE_PATHS: dict[tuple[str, int, int, str], str | None] = {}
 _AVAILABILITY_TEXT = re.compile(rb"is_available|device_count")
 _TOP_LEVEL_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
-# path -> ((mtime, size), its top-level functions whose text tests availability), per process
+# ``USE_CUDA = torch.cuda.is_available()``, ``DEVICE = torch.device("cuda" if ...)``
+_TESTING_ASSIGNMENT = re.compile(
+    rb"^(\w+)[ \t]*(?::[^\n=]*)?=(?!=)[^\n]*(?:is_available|device_count)", re.MULTILINE
+)
+# path -> ((mtime, size), its top-level names whose text tests availability), per process
 _TESTING_FUNCTIONS: dict[Path, tuple[tuple[int, int], frozenset[str]]] = {}
 
 
 def _testing_functions(path: Path) -> frozenset[str]:
     """The top-level functions whose text (up to the next top-level ``def``) mentions
-    an availability test: read as bytes, never parsed."""
+    an availability test, and the top-level names assigned on a line that does: read as
+    bytes, never parsed."""
     try:
         status = path.stat()
         stamp = (status.st_mtime_ns, status.st_size)
@@ -154,7 +159,7 @@ def _testing_functions(path: Path) -> frozenset[str]:
                     match[1].decode("ascii", "replace")
                     for match, end in zip(starts, ends, strict=True)
                     if _AVAILABILITY_TEXT.search(data, match.end(), end)
-                )
+                ) | {m[1].decode("ascii", "replace") for m in _TESTING_ASSIGNMENT.finditer(data)}
             cached = _TESTING_FUNCTIONS[path] = (stamp, found)
     except OSError:
         return frozenset()

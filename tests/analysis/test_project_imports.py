@@ -295,3 +295,34 @@ def test_the_result_cache_follows_the_project_modules_a_file_read(tmp_path: Path
     read = project_imports.dependencies_of(main)
     assert [path.name for path in read] == ["arguments.py", "distributed.py"]
     assert project_imports.dependencies_of(main) == []  # asking forgets
+
+
+def test_explicitly_imported_flags_and_devices(tmp_path: Path) -> None:
+    """``from config import USE_CUDA, DEVICE``: what the sibling computed for them."""
+    write(
+        tmp_path,
+        "config.py",
+        """
+        import torch
+
+        USE_CUDA = torch.cuda.is_available()
+        DEVICE = torch.device("cuda" if USE_CUDA else "cpu")
+        BATCH = 32
+        """,
+    )
+    main = write(
+        tmp_path,
+        "main.py",
+        """
+        import torch
+        from config import BATCH, DEVICE, USE_CUDA
+
+        model = torch.nn.Linear(4, 2)
+        if USE_CUDA:
+            model = model.cuda()
+        x = torch.ones(BATCH, 4).to(DEVICE)
+        print(x.numpy())
+        """,
+    )
+    assert codes(main, origin=main) == ["8:DEV001"]
+    assert codes(main) == ["6:DEV003", "8:DEV001"]  # nowhere: USE_CUDA is unknown
