@@ -92,3 +92,29 @@ def test_an_edit_of_a_star_imported_sibling_misses(
     (tmp_path / "utils.py").unlink()  # unresolvable again: the file as without it
     assert run(source, cache, engine_calls, options) == ["3:DEV001"]
     assert len(engine_calls) == 3
+
+
+def test_an_edit_of_an_explicitly_imported_sibling_misses(
+    tmp_path: Path, engine_calls: list[Path]
+) -> None:
+    """``from config import USE_CUDA``: the entry names config.py; an edit of a module the
+    file never read (``other.py``) keeps the entry."""
+    config = tmp_path / "config.py"
+    config.write_text("import torch\nUSE_CUDA = torch.cuda.is_available()\n")
+    (tmp_path / "other.py").write_text("x = 1\n")
+    source = tmp_path / "train.py"
+    source.write_text(
+        "import torch\nimport other\nfrom config import USE_CUDA\n"
+        "if USE_CUDA:\n    model = torch.nn.Linear(2, 2).cuda()\n"
+    )
+    cache, options = tmp_path / "cache", replace(ALL, origin=source)
+    assert run(source, cache, engine_calls, options) == ["4:DEV016"]
+    (tmp_path / "other.py").write_text("x = 2  # edited\n")
+    assert run(source, cache, engine_calls, options) == ["4:DEV016"]
+    assert len(engine_calls) == 1
+    config.write_text("USE_CUDA = True\n")  # a user's choice now: no guard
+    assert run(source, cache, engine_calls, options) == ["5:DEV003"]
+    assert len(engine_calls) == 2
+    config.write_text("import torch\nUSE_CUDA = torch.cuda.device_count() > 0\n")
+    assert run(source, cache, engine_calls, options) == ["4:DEV016"]  # read, not parsed
+    assert len(engine_calls) == 3

@@ -92,6 +92,7 @@ class ProjectModules:
         path = self.path_of(level, module)
         if path is None:
             return None
+        self.read.add(path)  # its text decides: an edit may change the file's result
         if path not in self.testing:
             self.testing[path] = _testing_functions(path)
         return self.resolve(level, module) if name in self.testing[path] else None
