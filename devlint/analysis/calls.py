@@ -130,16 +130,16 @@ class CallInterpreter(EffectInterpreter):
     def project_call(self, callee: str, args: list[Value]) -> Value | None:
         """A function of a project module (``from utils import reduce_dict``): what it
         returns for any arguments, or on the device of the tensors it is given."""
-        placed = [arg.where for arg in args if arg.kind is Kind.TENSOR and arg.where]
-        found = self.project_summary(callee, any(map(may_be_accelerator, placed)))
+        on_inputs = _on_devices_of(args)
+        found = self.project_summary(callee, may_be_accelerator(on_inputs.where))
         if found is None:
             return None
         summary, name = found
         returned = summary.returns.get(name)
         if returned is not None and returned != UNKNOWN:
             return returned
-        if name in summary.follows_inputs and placed:
-            return Value(Kind.TENSOR, join_placements(placed))
+        if name in summary.follows_inputs and on_inputs.kind is Kind.TENSOR:
+            return on_inputs
         return None
 
     def note_call(self, record: CallRecord, func: cst.BaseExpression) -> None:
@@ -500,10 +500,14 @@ class CallInterpreter(EffectInterpreter):
 def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value:
     """``g_ema.style(z)`` of a moved module whose class is not in this file: like calling
     it, a result on the device of the tensors it is given (unknown without any)."""
+    return UNKNOWN if method in torch_api.MODULE_SELF_METHODS else _on_devices_of(args)
+
+
+def _on_devices_of(args: list[Value]) -> Value:
+    """A tensor wherever the tensors among ``args`` with a known placement may be
+    (unknown without any): what a computation on them returns."""
     placed = [arg.where for arg in args if arg.kind is Kind.TENSOR and arg.where]
-    if method in torch_api.MODULE_SELF_METHODS or not placed:
-        return UNKNOWN
-    return Value(Kind.TENSOR, join_placements(placed))
+    return Value(Kind.TENSOR, join_placements(placed)) if placed else UNKNOWN
 
 
 def _default_device(param: cst.Param) -> Placement:
