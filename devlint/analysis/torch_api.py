@@ -363,6 +363,17 @@ NON_TENSOR_METHODS = frozenset(
     }
 )
 
+# Python builtins whose result is never a tensor, whatever they are given (``len(batch)``
+# is an int: multiplying a CUDA loss by it mixes nothing). ``abs``, ``max``, ``min``,
+# ``sum``, ``round`` and ``pow`` are not here: given tensors, they return tensors.
+NON_TENSOR_BUILTINS = frozenset(
+    {
+        "len", "int", "float", "bool", "str", "repr", "format", "isinstance", "issubclass",
+        "hasattr", "callable", "id", "hash", "type", "print", "range", "open", "ord", "chr",
+        "hex", "bin", "oct", "dir", "vars", "input", "complex", "bytes",
+    }
+)  # fmt: skip
+
 # In-place fills: how many leading positional arguments must share the tensor's device
 # (the fill value may be a 0-dim tensor on any device).
 FILL_METHODS = {
