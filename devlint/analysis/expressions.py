@@ -204,6 +204,9 @@ class ExpressionInterpreter(DefinitionInterpreter):
                         self.expr(part)
         if known is not None:
             return known  # ``cfg["cuda"]`` holding an availability test
+        picked = _element_at(base, node)
+        if picked is not None:
+            return picked  # ``step(x)[0]`` of a function returning ``loss, acc``
         if base.kind is Kind.TENSOR:
             return replace(base, whole_batch=False)
         return UNKNOWN
@@ -354,7 +357,13 @@ class ExpressionInterpreter(DefinitionInterpreter):
         return join(body, orelse)
 
     def sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
-        return self.container([self.expr(element.value) for element in node.elements])
+        values = [self.expr(element.value) for element in node.elements]
+        whole = self.container(values)
+        if type(node) is not cst.Tuple or any(
+            type(element) is cst.StarredElement for element in node.elements
+        ):
+            return whole
+        return replace(whole, elements=tuple(values))  # ``return loss, acc``
 
     def dictionary(self, node: cst.Dict) -> Value:
         values = []
@@ -552,3 +561,24 @@ def _as_tensor_type(value: Value, other: Value) -> Value:
 def _constant(value: object) -> Value:
     """The value of a literal (values are immutable: one object per literal value)."""
     return Value(Kind.CONSTANT, constant=value)
+
+
+def _element_at(base: Value, node: cst.Subscript) -> Value | None:
+    """The element of a literal tuple that a constant index (``[0]``, ``[-1]``) picks."""
+    if base.elements is None or len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    if not isinstance(index, cst.Index):
+        return None
+    number = index.value
+    negative = type(number) is cst.UnaryOperation and type(number.operator) is cst.Minus
+    if negative:
+        assert isinstance(number, cst.UnaryOperation)
+        number = number.expression
+    if type(number) is not cst.Integer:
+        return None
+    assert isinstance(number, cst.Integer)
+    position = -int(number.value) if negative else int(number.value)
+    if not -len(base.elements) <= position < len(base.elements):
+        return None
+    return base.elements[position]

@@ -225,8 +225,10 @@ class Interpreter:
             elif type(target) is cst.Attribute:
                 self.expr(target.value)
         elif type(target) is cst.Tuple or type(target) is cst.List:
-            element = element_of(value)
-            for item in target.elements:
+            elements = value.elements
+            if elements is None or len(elements) != len(target.elements):
+                elements = (element_of(value),) * len(target.elements)
+            for item, element in zip(target.elements, elements, strict=True):
                 self.bind(item.value, element)
         elif type(target) is cst.StarredElement:
             self.bind(target.value, value)

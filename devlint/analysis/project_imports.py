@@ -256,6 +256,9 @@ def is_exported(key: str, exported: frozenset[str] | None) -> bool:
 
 def portable(value: Value) -> Value:
     """``value`` without references into its module's tree (factory calls, literals)."""
+    elements = value.elements
+    if elements is not None:
+        elements = tuple(portable(element) for element in elements)
     if not value.origins and not value.cuda_defaults and value.gate is None:
-        return value
-    return replace(value, origins=(), cuda_defaults=(), gate=None)
+        return value if elements == value.elements else replace(value, elements=elements)
+    return replace(value, origins=(), cuda_defaults=(), gate=None, elements=elements)

@@ -122,6 +122,10 @@ class Value:
     # GUARD that classifies a device already chosen (``device.type == "cuda"``,
     # ``x.is_cuda``) rather than testing availability: not itself a device choice.
     classifies: bool = False
+    # A tuple written as a literal (``return loss, acc``): what each element is, so that
+    # unpacking it (``loss, acc = step(x)``) or indexing it with a number keeps each
+    # element's facts. The value itself describes the tuple as a whole.
+    elements: tuple[Value, ...] | None = None
 
     def moved(self, where: Placement) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
@@ -160,6 +164,8 @@ def join(a: Value, b: Value) -> Value:
     if a is b or a == b:
         return a
     if a.kind is not b.kind:
+        if a.elements is not None and b.elements is not None:
+            return Value(elements=_join_elements(a.elements, b.elements))
         # ``use_cuda = torch.cuda.is_available()`` on one path, a placeholder (``False``,
         # ``None``, ``"NA"``) on the other: still the availability test's variable.
         if {a.kind, b.kind} == {Kind.GUARD, Kind.CONSTANT}:
@@ -180,7 +186,17 @@ def join(a: Value, b: Value) -> Value:
         cuda_defaults=_union(a.cuda_defaults, b.cuda_defaults),
         gate=a.gate if a.gate == b.gate else None,
         classifies=a.classifies and b.classifies,
+        elements=_join_elements(a.elements, b.elements),
     )
+
+
+def _join_elements(
+    a: tuple[Value, ...] | None, b: tuple[Value, ...] | None
+) -> tuple[Value, ...] | None:
+    """Two tuples of the same length join element by element; anything else is unknown."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(join(x, y) for x, y in zip(a, b, strict=True))
 
 
 def _union(
