@@ -21,6 +21,11 @@ CUDA: Placement = frozenset({"cuda"})
 MPS: Placement = frozenset({"mps"})
 ANY_DEVICE: Placement = frozenset({"cpu", "cuda", "mps"})
 ACCELERATORS = frozenset({"cuda", "mps"})
+# In a placement, "and maybe somewhere not known": a tensor or module moved to an
+# accelerator on one path and of unknown placement on the other (``if args.cuda:
+# X = X.cuda()`` after ``X = load()``) may be on that accelerator, but is not known to be
+# only there (not ``== CUDA``) nor anywhere else (not on the CPU).
+ELSEWHERE = "elsewhere"
 
 
 class Kind(Enum):
@@ -45,6 +50,16 @@ def join_placement(a: Placement, b: Placement) -> Placement:
     return a | b
 
 
+def join_branches(a: Placement, b: Placement) -> Placement:
+    """Where a tensor or module may be after two paths meet: an accelerator one path put it
+    on stays possible when the other path's placement is unknown (see ``ELSEWHERE``)."""
+    if (a is None) == (b is None):
+        return join_placement(a, b)
+    known = a if b is None else b
+    assert known is not None
+    return known | {ELSEWHERE} if known & ACCELERATORS else None
+
+
 def join_placements(placements: Iterable[Placement]) -> Placement:
     """Where any of several values may be (unknown if one is unknown; nothing: empty)."""
     joined: Placement = frozenset()
@@ -60,6 +75,10 @@ _NEVER_PLACED = frozenset(
         Kind.TENSOR_TYPE, Kind.INSTANCE, Kind.ARRAY,
     }
 )  # fmt: skip
+
+
+# Kinds whose placement joins across branches with ``join_branches``.
+_PLACED = frozenset({Kind.TENSOR, Kind.MODULE, Kind.UNKNOWN})
 
 
 def may_be_placed(value: Value) -> bool:
@@ -170,12 +189,14 @@ def join(a: Value, b: Value) -> Value:
         # ``None``, ``"NA"``) on the other: still the availability test's variable.
         if {a.kind, b.kind} == {Kind.GUARD, Kind.CONSTANT}:
             return a if a.kind is Kind.GUARD else b
+        if a.kind in _PLACED and b.kind in _PLACED:  # a CUDA tensor, or something unknown
+            return Value(where=join_branches(a.where, b.where))
         return UNKNOWN
     if a.kind in (Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT):
         return a if (a.qualname, a.constant) == (b.qualname, b.constant) else UNKNOWN
     return Value(
         kind=a.kind,
-        where=join_placement(a.where, b.where),
+        where=(join_branches if a.kind in _PLACED else join_placement)(a.where, b.where),
         qualname=a.qualname if a.kind is Kind.MODULE and a.qualname == b.qualname else None,
         polarity=a.polarity if a.polarity == b.polarity else 0,
         from_batch=a.from_batch or b.from_batch,

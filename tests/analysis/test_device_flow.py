@@ -123,6 +123,29 @@ CASES = {
             probe(f)  # where: cuda
         probe(torch.cat(feats))  # where: cuda
     """,
+    "moved_on_one_path_unknown_on_the_other": """
+        import torch
+        x = load()
+        y = load()
+        if flag:
+            x = x.cuda()
+            y = y.cpu()
+        probe(x)  # where: cuda, elsewhere
+        probe(x.cpu())  # where: cpu
+        probe(y)  # where: unknown
+    """,
+    "tuple_elements": """
+        import torch
+        def step(x):
+            return x.cuda(), None
+        loss, extra = step(torch.zeros(2))
+        probe(loss)  # where: cuda
+        probe(step(torch.zeros(2))[0])  # where: cuda
+        probe(extra)  # where: unknown
+        first, second = (torch.zeros(1), torch.ones(1).cuda()) if flag else (torch.ones(1), load())
+        probe(first)  # where: cpu
+        probe(second)  # where: cuda, elsewhere
+    """,
     "tuple_unpacking": """
         import torch
         a, b = torch.zeros(1).cuda(), torch.zeros(1)
