@@ -403,7 +403,10 @@ class CallInterpreter(EffectInterpreter):
             known = [  # a value of unknown kind moved with ``.to(device)`` counts too
                 v.where for _, v in inputs if v.kind in (Kind.TENSOR, Kind.UNKNOWN) and v.where
             ]
-            return Value(Kind.TENSOR, frozenset().union(*known)) if known else UNKNOWN
+            where = frozenset().union(*known)
+            # Given only CPU tensors, its result is where the callable is, which is not
+            # known (a model on the GPU wrapped in ``DataParallel`` takes CPU batches).
+            return Value(Kind.TENSOR, where) if may_be_accelerator(where) else UNKNOWN
         if callee.kind not in (Kind.MODULE, Kind.UNKNOWN, Kind.TENSOR):
             return UNKNOWN
         if callee.stateless or callee.where is None:
