@@ -4,8 +4,8 @@ import libcst as cst
 
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
-from devlint.codemod import join_lines, rewrites_to_device, statement_lines, to_device
-from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
+from devlint.codemod import join_lines, rewrites_to_device, statement_lines
+from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text
 
 MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
 FOLD = "Move with `.to(device)` on the selected device"
@@ -16,9 +16,10 @@ class GuardedCudaMove(Rule):
     ## What it does
     Checks for the tutorials' "method one": an `if torch.cuda.is_available():` (or
     `if use_cuda:`) statement whose only job is moving things with `.cuda()` (an `else`
-    may only move them back with `.cpu()`), and the same as an expression, `x.cuda() if
-    torch.cuda.is_available() else x`. Off by
-    default: select `DEV016` to enable it, and its fix turns method one into method two.
+    may only move them back with `.cpu()`). Off by default: select `DEV016` to enable it,
+    and its fix turns method one into method two. The one-line conditional expression
+    `x.cuda() if torch.cuda.is_available() else x` is not an `if` block and is not
+    reported (SPEC readers label it neither DEV016 nor DEV004).
 
     ## Why is this bad?
     The code chooses CUDA or nothing: on an Apple Silicon Mac it trains on the CPU,
@@ -68,22 +69,6 @@ class GuardedCudaMove(Rule):
                 continue
             if isinstance(node, cst.If) and _only_moves_to_cuda(node, facts):
                 yield Finding(node, MESSAGE, _fold(node))
-            elif isinstance(node, cst.IfExp) and _moves_or_keeps(node, facts):
-                yield Finding(
-                    node, MESSAGE, FixPlan(FOLD, (Replace(node, to_device(node.body)[0]),))
-                )
-
-
-def _moves_or_keeps(node: cst.IfExp, facts: FileFacts) -> bool:
-    """``x.cuda() if cuda_ok else x``: method one as an expression."""
-    body = node.body
-    return (
-        facts.moves_to_cuda(body)
-        and rewrites_to_device(body)
-        and isinstance(body, cst.Call)
-        and isinstance(body.func, cst.Attribute)
-        and source_of(body.func.value) == source_of(node.orelse)
-    )
 
 
 def _only_moves_to_cuda(node: cst.If, facts: FileFacts) -> bool:
