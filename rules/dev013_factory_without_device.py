@@ -68,9 +68,7 @@ class FactoryWithoutDevice(Rule):
                 yield Finding(factory, CUDA_ONLY_MESSAGE, _fix_for(factory, tested, function))
 
 
-CUDA_ONLY_MESSAGE = (
-    "Tensor created without `device=` follows the inputs only to CUDA (`.is_cuda`), not to MPS"
-)
+CUDA_ONLY_MESSAGE = "Tensor created without `device=` follows the inputs only to CUDA, not to MPS"
 
 
 def _fix_for(factory: cst.Call, tested: cst.Name, function: cst.FunctionDef) -> FixPlan | None:

@@ -359,6 +359,8 @@ class CallInterpreter(EffectInterpreter):
             return self.function_call(node, callee, args, keywords, starred)
         if callee.kind is Kind.IMPORTED:
             return UNKNOWN
+        if function == "isinstance" and guards.cuda_type_test(node) is not None:
+            return guards.ON_CUDA  # ``isinstance(x, torch.cuda.FloatTensor)``: ``x.is_cuda``
         if function in torch_api.NON_TENSOR_BUILTINS and callee.kind is Kind.UNKNOWN:
             return UNKNOWN  # ``len(batch)``: an int, not a result on the batch's device
         return self.module_call(node, callee)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devlint.analysis.guards import placement_test
+from devlint.analysis.guards import cuda_type_test, placement_test
 from devlint.analysis.syntax import operand_roots, source_of
 from devlint.analysis.values import (
     ACCELERATORS,
@@ -239,7 +239,11 @@ class FileFacts:
             if type(node) is not cst.If or node.orelse is not None:
                 continue
             test = placement_test(node.test)
-            tested = node.test.value if isinstance(node.test, cst.Attribute) else None
+            tested = (
+                node.test.value
+                if isinstance(node.test, cst.Attribute)
+                else cuda_type_test(node.test)
+            )
             if test is None or test[1:] != ("cuda", 1) or not isinstance(tested, cst.Name):
                 continue
             value = self.value_of(tested)

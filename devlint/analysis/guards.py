@@ -303,6 +303,10 @@ def placement_test(test: cst.BaseExpression) -> tuple[str, str, int] | None:
     if type(test) is cst.Attribute and test.attr.value in _IS_DEVICE:
         name = dotted_name(test.value)
         return (name, _IS_DEVICE[test.attr.value], +1) if name is not None else None
+    tested = cuda_type_test(test)
+    if tested is not None:
+        name = dotted_name(tested)
+        return (name, "cuda", +1) if name is not None else None
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     comparison = test.comparisons[0]
@@ -321,6 +325,20 @@ def placement_test(test: cst.BaseExpression) -> tuple[str, str, int] | None:
 
 
 _IS_DEVICE = {"is_cpu": "cpu", "is_cuda": "cuda", "is_mps": "mps"}
+
+
+def cuda_type_test(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` when ``test`` is ``isinstance(x, torch.cuda.FloatTensor)`` (``x.data`` read as
+    ``x``): true only of a CUDA tensor, like ``x.is_cuda``."""
+    if type(test) is not cst.Call or dotted_name(test.func) != "isinstance" or len(test.args) != 2:
+        return None
+    kind = (dotted_name(test.args[1].value) or "").split(".")[-2:]
+    if len(kind) != 2 or kind[0] != "cuda" or kind[1] not in torch_api.LEGACY_TENSOR_TYPES:
+        return None
+    tested = test.args[0].value
+    while type(tested) is cst.Attribute and tested.attr.value in torch_api.TENSOR_VIEW_ATTRIBUTES:
+        tested = tested.value
+    return tested
 
 
 def _named_device(expr: cst.BaseExpression) -> str | None:
