@@ -19,9 +19,22 @@ from devlint.analysis.imports import ImportInterpreter
 from devlint.analysis.interpreter import Context, Env, PendingBody
 from devlint.analysis.project_imports import ModuleSummary
 from devlint.analysis.syntax import dotted_name, parameters
-from devlint.analysis.values import ANY_DEVICE, CPU, UNKNOWN, Kind, Placement, Value, join
+from devlint.analysis.values import (
+    ANY_DEVICE,
+    CPU,
+    FROM_CALLER,
+    UNKNOWN,
+    Kind,
+    Placement,
+    Value,
+    join,
+)
 
 _SEEDED_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE)
+
+
+# Defaults of a flag that is off unless the caller turns it on (``cuda=False``).
+_OFF = (False, None)
 
 
 class DefinitionInterpreter(ImportInterpreter):
@@ -214,7 +227,7 @@ class DefinitionInterpreter(ImportInterpreter):
                 self.remember(key)
         self.env = env
         for param in parameters(node.params):
-            env[param.name.value] = self.parameter_value(param)
+            env[param.name.value] = self.parameter_value(param, class_name is not None)
         if class_name is None and item.closure is None:
             self.bodies[node.name.value] = item
             seeds = self.parameter_seeds(node)
@@ -224,12 +237,15 @@ class DefinitionInterpreter(ImportInterpreter):
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
             if node.name.value == "forward":  # the inputs of a module are tensors
                 for param in node.params.params[1:]:
-                    if env[param.name.value] is UNKNOWN:
+                    if env[param.name.value].kind is Kind.UNKNOWN:
                         env[param.name.value] = Value(Kind.TENSOR)
         return env
 
-    def parameter_value(self, param: cst.Param) -> Value:
-        """A parameter: a device by its name, a guard by its default, else unknown."""
+    def parameter_value(self, param: cst.Param, in_method: bool) -> Value:
+        """A parameter: a device by its name, a guard by its default, else unknown; a
+        method's parameter without a default, or off by default (``False``, ``None``), is
+        the caller's (``FROM_CALLER``): calls through instances are not followed (a
+        module-level function's calls may be)."""
         value = UNKNOWN
         if param.default is not None:
             value = self.expr(param.default)
@@ -240,7 +256,24 @@ class DefinitionInterpreter(ImportInterpreter):
             if any(default is param.default for default in defaults):
                 self.rec.definition_literals.add(id(param.default))  # ``device="cuda"``
             return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=defaults)
-        return value if value.kind is Kind.GUARD else UNKNOWN
+        if value.kind is Kind.GUARD:
+            return value
+        unset = param.default is None or (
+            value.kind is Kind.CONSTANT and any(value.constant is off for off in _OFF)
+        )
+        if in_method and unset:
+            return FROM_CALLER  # ``def __init__(self, cuda=False)``: the caller decides
+        return UNKNOWN
+
+    def called_here(self, node: cst.FunctionDef) -> bool:
+        """Whether every call of a module-level function is in this file: it is called
+        here and never used as a value (a callback is called from places unseen)."""
+        name = node.name.value
+        return (
+            bool(self.call_args.get(name))
+            and self.function_defs.get(name) is node
+            and not self.used_as_value(name)
+        )
 
     def parameter_seeds(self, node: cst.FunctionDef) -> dict[str, Value]:
         """What a module-level function's parameters hold at every call in this file.
@@ -249,10 +282,9 @@ class DefinitionInterpreter(ImportInterpreter):
         and only for a function that is called here and never used as a value (a callback
         is called from places unseen).
         """
-        name = node.name.value
-        calls = self.call_args.get(name)
-        if not calls or self.function_defs.get(name) is not node or self.used_as_value(name):
+        if not self.called_here(node):
             return {}
+        calls = self.call_args[node.name.value]
         positional = [*node.params.posonly_params, *node.params.params]
         seeds: dict[str, Value] = {}
         for index, param in enumerate([*positional, *node.params.kwonly_params]):

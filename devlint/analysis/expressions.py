@@ -332,7 +332,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         sides = []
         for polarity, part in ((+1, node.body), (-1, node.orelse)):
             with self.scope(
-                guarded=ctx.guarded or guards.is_cuda_guard(test, polarity),
+                guarded=ctx.guarded or guards.may_guard_cuda(test, polarity),
                 backends_tested=ctx.backends_tested if polarity > 0 else backends,
                 branches=(*ctx.branches, Branch(node, part)),
             ):

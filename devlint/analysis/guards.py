@@ -18,7 +18,10 @@ guard however it was computed and wherever it was stored:
   (``cfg["cuda"]``) and the return values of helpers carry the value like any other.
 
 A flag computed only from user options (``args.cuda``, never combined with an availability
-test) is not a GUARD value: it is a user choice, and code under it is unguarded.
+test) is not a GUARD value: it is a user choice, and code under it is unguarded. A flag
+that is a parameter no call in the file shows (``def __init__(self, cuda=False)``) is
+neither: the caller may compute it from availability, so code under it is not reported
+as unguarded (``may_guard_cuda``), and no rule treats it as an availability test.
 
 *Exits* (``always_exits``): an early ``return``/``raise``/``continue``/``break``/exit call
 on the negated test guards the rest of the block; ``assert`` on the test guards it too.
@@ -61,6 +64,14 @@ def is_cuda_guard(value: Value, polarity: int) -> bool:
     return (
         value.kind is Kind.GUARD and value.polarity == polarity and value.qualname in _CUDA_BACKENDS
     )
+
+
+def may_guard_cuda(value: Value, polarity: int) -> bool:
+    """``is_cuda_guard``, or a flag whose value a caller passes (``value.from_caller``):
+    ``if self.cuda:`` after ``def __init__(self, cuda=False): self.cuda = cuda`` may test
+    availability where the caller does (``Trainer(cuda=torch.cuda.is_available())``), so
+    code under it is not reported as unguarded. It is no known guard either (not DEV016)."""
+    return is_cuda_guard(value, polarity) or (polarity > 0 and value.from_caller)
 
 
 def negate(value: Value) -> Value:

@@ -297,7 +297,7 @@ class StatementInterpreter(Interpreter):
         placement = guards.placement_test(node.test)
         conditional, inner_conditional = ctx.loop is not None, ctx.inner_loop is not None
         with self.scope(
-            guarded=ctx.guarded or guards.is_cuda_guard(test, +1),
+            guarded=ctx.guarded or guards.may_guard_cuda(test, +1),
             conditional=conditional,
             inner_conditional=inner_conditional,
             branches=(*ctx.branches, Branch(node, node.body)),

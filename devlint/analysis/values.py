@@ -145,6 +145,10 @@ class Value:
     # unpacking it (``loss, acc = step(x)``) or indexing it with a number keeps each
     # element's facts. The value itself describes the tuple as a whole.
     elements: tuple[Value, ...] | None = None
+    # UNKNOWN: a function's parameter that no call in the file shows (no default, or a
+    # falsy one), or what was stored from it (``self.cuda = cuda``). As a flag, it may be an
+    # availability test the caller computed (``guards.may_guard_cuda``).
+    from_caller: bool = False
 
     def moved(self, where: Placement) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
@@ -176,6 +180,7 @@ class Value:
 
 
 UNKNOWN = Value()
+FROM_CALLER = Value(from_caller=True)
 
 
 def join(a: Value, b: Value) -> Value:
@@ -208,6 +213,7 @@ def join(a: Value, b: Value) -> Value:
         gate=a.gate if a.gate == b.gate else None,
         classifies=a.classifies and b.classifies,
         elements=_join_elements(a.elements, b.elements),
+        from_caller=a.from_caller and b.from_caller,
     )
 
 

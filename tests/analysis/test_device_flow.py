@@ -577,8 +577,8 @@ REQUIREMENT_CASES = {
                 torch.cuda.synchronize()  # required
         class Plain:
             def __init__(self, flag):
-                if flag:
-                    self.stream = torch.cuda.Stream()  # first
+                if flag:  # the caller's flag: may test availability (not reported)
+                    self.stream = torch.cuda.Stream()  # guarded
             def sync(self):
                 torch.cuda.synchronize()  # first
             def _replay_cuda_graph(self):
