@@ -214,9 +214,6 @@ class CallInterpreter(EffectInterpreter):
             if dtype is not None and result.kind is Kind.TENSOR:
                 result = replace(result, float64="explicit" if is_float64(dtype) else "")
             return result
-        if method == "format" and receiver.kind is Kind.DEVICE and receiver.constant:
-            # ``"cuda:{}".format(args.gpu)``: the device kind is the literal's prefix
-            return replace(receiver, constant=None)
         if method == "add_argument":
             self.note_option(node, keywords)
         if method == "type_as" and args:

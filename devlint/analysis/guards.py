@@ -34,7 +34,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import name_guesses, torch_api
+from devlint.analysis import torch_api
 from devlint.analysis.syntax import dotted_name, string_value, strings_in
 from devlint.analysis.values import Kind, Value
 
@@ -145,7 +145,7 @@ def comparison(
     return (
         _membership(operator, right_node)
         or _named_backend(left_node, operator, right_node)
-        or _device_string(left_node, operator, right_node, left)
+        or _device_string(left_node, operator, right_node)
         or _count(operator, right_node, left)
     )
 
@@ -185,14 +185,11 @@ _CUDA_CONSTANT = re.compile(r"cuda|gpu", re.IGNORECASE)
 
 
 def _device_string(
-    left_node: cst.BaseExpression,
-    operator: cst.BaseCompOp,
-    right_node: cst.BaseExpression,
-    left: Value,
+    left_node: cst.BaseExpression, operator: cst.BaseCompOp, right_node: cst.BaseExpression
 ) -> Value | None:
-    """``device.type == "cuda"``, ``"cuda" in str(device)``, ``device != "cpu"``. The other
-    side must hold a device: ``args.gpu_type == "cuda"`` compares a user's option, which
-    tests nothing about the machine (a user choice, like ``args.cuda``)."""
+    """``device.type == "cuda"``, ``"cuda" in str(device)``, ``device != "cpu"``. The
+    compared value need not be known to hold a device: ``name == "cuda"`` in a helper that
+    maps a user's option to a device is the user's explicit choice, not a default."""
     equal = isinstance(operator, cst.Equal | cst.Is)
     unequal = isinstance(operator, cst.NotEqual | cst.IsNot)
     for device_side in (right_node, left_node):
@@ -202,27 +199,12 @@ def _device_string(
         kind = text.split(":", 1)[0]
         if isinstance(operator, cst.In) and device_side is left_node and kind == "cuda":
             return ON_CUDA
-        if device_side is right_node and not _may_hold_device(left_node, left):
-            return None
         if kind == "cuda" and (equal or unequal):
             return device_test("cuda", +1 if equal else -1)
         if kind in ("cpu", "mps") and (equal or unequal):
             # ``device.type != "cpu"`` may still mean MPS: not a CUDA guard.
             return device_test(kind, 0)
     return None
-
-
-def _may_hold_device(node: cst.BaseExpression, value: Value) -> bool:
-    """Whether ``node`` (compared with a device string) may hold a device or its type: a
-    device or tensor value, ``x.device.type``, ``str(device)``, or a device-like name."""
-    if value.kind in (Kind.DEVICE, Kind.TENSOR, Kind.GUARD):
-        return True
-    if type(node) is cst.Call or type(node) is cst.Subscript:
-        return True  # ``str(device)``, ``torch.accelerator.current_accelerator().type``
-    if type(node) is cst.Attribute and node.attr.value in ("type", "device"):
-        return True
-    name = dotted_name(node)
-    return name is not None and name_guesses.is_device_like_name(name)
 
 
 def _count(operator: cst.BaseCompOp, right_node: cst.BaseExpression, left: Value) -> Value | None:
