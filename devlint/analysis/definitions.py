@@ -232,7 +232,13 @@ class DefinitionInterpreter(ImportInterpreter):
             self.bodies[node.name.value] = item
             seeds = self.parameter_seeds(node)
             self.seeded[node.name.value] = seeds
-            env.update(seeds)
+            public = not node.name.value.startswith("_")
+            for name, seed in seeds.items():
+                # Callers elsewhere that omit the argument get the default: a public
+                # function's ``device="cuda"`` default still reaches what the body places
+                # (DEV003 at the definition); a private one has no callers elsewhere.
+                own = env.get(name, UNKNOWN).cuda_defaults if public else ()
+                env[name] = replace(seed, cuda_defaults=(*seed.cuda_defaults, *own))
         if class_name in self.module_classes and node.params.params:
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
             if node.name.value == "forward":  # the inputs of a module are tensors
