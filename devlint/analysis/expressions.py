@@ -359,8 +359,10 @@ class ExpressionInterpreter(DefinitionInterpreter):
     def sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
         values = [self.expr(element.value) for element in node.elements]
         whole = self.container(values)
-        if type(node) is not cst.Tuple or any(
-            type(element) is cst.StarredElement for element in node.elements
+        if (
+            type(node) is not cst.Tuple
+            or not any(value.kind is Kind.TENSOR or value.where for value in values)  # shapes
+            or any(type(element) is cst.StarredElement for element in node.elements)
         ):
             return whole
         return replace(whole, elements=tuple(values))  # ``return loss, acc``
