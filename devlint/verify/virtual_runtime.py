@@ -140,10 +140,26 @@ def _hide_cuda(session: Any) -> None:
         session._set(torch.cuda, attr, value)
 
 
+class _LegacyTypeMeta(type):
+    """``isinstance(x, torch.cuda.FloatTensor)``: true of a virtual CUDA tensor of the
+    type's dtype, as of a real CUDA tensor on a GPU."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        check: Callable[[Any], bool] = cls.virtual_check  # type: ignore[attr-defined]
+        return check(instance)
+
+
 def _legacy_type(session: Any, cpu_type: Any) -> type:
     """``torch.cuda.FloatTensor`` & co.: the CPU type's tensor, on the virtual GPU."""
 
-    class LegacyType:
+    def is_instance(instance: Any) -> bool:
+        return (
+            isinstance(instance, session.torch.Tensor)
+            and instance.dtype == cpu_type.dtype
+            and session.device_of(instance).startswith("cuda")
+        )
+
+    class LegacyType(metaclass=_LegacyTypeMeta):
         def __new__(cls, *args: Any, **kwargs: Any) -> Any:
             made = cpu_type(*args, **kwargs)
             session.placed += 1
@@ -152,6 +168,7 @@ def _legacy_type(session: Any, cpu_type: Any) -> type:
 
     LegacyType.__name__ = LegacyType.__qualname__ = cpu_type.__name__
     LegacyType.virtual_cpu_type = cpu_type  # type: ignore[attr-defined]  # for ``x.type(...)``
+    LegacyType.virtual_check = staticmethod(is_instance)  # type: ignore[attr-defined]
     return LegacyType
 
 

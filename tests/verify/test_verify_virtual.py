@@ -137,6 +137,20 @@ def test_legacy_tensor_types_move_with_type() -> None:
             torch.nn.Linear(2, 1).cuda()(back.unsqueeze(0))
 
 
+def test_legacy_tensor_types_test_placement_with_isinstance() -> None:
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice("cuda"):
+        on_gpu = torch.zeros(2).cuda()
+        assert isinstance(on_gpu, torch.cuda.FloatTensor)
+        assert not isinstance(torch.zeros(2), torch.cuda.FloatTensor)
+        assert not isinstance(on_gpu.long(), torch.cuda.FloatTensor)
+        assert isinstance(on_gpu.long(), torch.cuda.LongTensor)
+        assert not isinstance("tensor", torch.cuda.FloatTensor)
+
+
 def test_ctc_loss_takes_its_lengths_on_the_cpu() -> None:
     import torch
 
