@@ -33,10 +33,6 @@ from devlint.analysis.values import (
 _SEEDED_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE)
 
 
-# Defaults of a flag that is off unless the caller turns it on (``cuda=False``).
-_OFF = (False, None)
-
-
 class DefinitionInterpreter(ImportInterpreter):
     """Function and class definitions (see the module docstring)."""
 
@@ -265,7 +261,7 @@ class DefinitionInterpreter(ImportInterpreter):
         if value.kind is Kind.GUARD:
             return value
         unset = param.default is None or (
-            value.kind is Kind.CONSTANT and any(value.constant is off for off in _OFF)
+            value.kind is Kind.CONSTANT and (value.constant is False or value.constant is None)
         )
         if in_method and unset:
             return FROM_CALLER  # ``def __init__(self, cuda=False)``: the caller decides

@@ -194,6 +194,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         key = subscript_key(node)
         known = self.lookup(key) if key is not None else None
         base = self.expr(node.value)
+        index = UNKNOWN
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 index = self.expr(element.slice.value)
@@ -204,7 +205,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
                         self.expr(part)
         if known is not None:
             return known  # ``cfg["cuda"]`` holding an availability test
-        picked = _element_at(base, node)
+        picked = _element_at(base, index) if len(node.slice) == 1 else None
         if picked is not None:
             return picked  # ``step(x)[0]`` of a function returning ``loss, acc``
         if base.kind is Kind.TENSOR:
@@ -565,22 +566,11 @@ def _constant(value: object) -> Value:
     return Value(Kind.CONSTANT, constant=value)
 
 
-def _element_at(base: Value, node: cst.Subscript) -> Value | None:
+def _element_at(base: Value, index: Value) -> Value | None:
     """The element of a literal tuple that a constant index (``[0]``, ``[-1]``) picks."""
-    if base.elements is None or len(node.slice) != 1:
+    position = index.constant
+    if base.elements is None or type(position) is not int:
         return None
-    index = node.slice[0].slice
-    if not isinstance(index, cst.Index):
-        return None
-    number = index.value
-    negative = type(number) is cst.UnaryOperation and type(number.operator) is cst.Minus
-    if negative:
-        assert isinstance(number, cst.UnaryOperation)
-        number = number.expression
-    if type(number) is not cst.Integer:
-        return None
-    assert isinstance(number, cst.Integer)
-    position = -int(number.value) if negative else int(number.value)
     if not -len(base.elements) <= position < len(base.elements):
         return None
     return base.elements[position]

@@ -145,9 +145,10 @@ class Value:
     # unpacking it (``loss, acc = step(x)``) or indexing it with a number keeps each
     # element's facts. The value itself describes the tuple as a whole.
     elements: tuple[Value, ...] | None = None
-    # UNKNOWN: a function's parameter that no call in the file shows (no default, or a
-    # falsy one), or what was stored from it (``self.cuda = cuda``). As a flag, it may be an
-    # availability test the caller computed (``guards.may_guard_cuda``).
+    # UNKNOWN: a method's parameter without a default or off by default (``False``,
+    # ``None``), whose calls the file does not show, or what was stored from it
+    # (``self.cuda = cuda``). As a flag, it may be an availability test the caller computed
+    # (``guards.may_guard_cuda``).
     from_caller: bool = False
 
     def moved(self, where: Placement) -> Value:
