@@ -228,7 +228,7 @@ class DefinitionInterpreter(ImportInterpreter):
             self.bodies[node.name.value] = item
             seeds = self.parameter_seeds(node)
             self.seeded[node.name.value] = seeds
-            public = not node.name.value.startswith("_")
+            public = not name_guesses.is_private_name(node.name.value)
             for name, seed in seeds.items():
                 # Callers elsewhere that omit the argument get the default: a public
                 # function's ``device="cuda"`` default still reaches what the body places

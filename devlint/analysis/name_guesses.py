@@ -111,3 +111,10 @@ def star_import_source(name: str, modules: list[str]) -> str:
     """The star-imported module (the last that fits) an unbound ``name`` comes from."""
     fitting = [m for m in modules if m.endswith(".nn") == name[:1].isupper()]
     return (fitting or modules)[-1]
+
+
+def is_private_name(name: str) -> bool:
+    """A function named with a leading underscore is private to its module: no caller
+    elsewhere omits its arguments, so its own defaults only matter where the file calls it
+    without them (timm ``_get_pixels(..., device='cuda')``, always given the device)."""
+    return name.startswith("_")
