@@ -4,7 +4,8 @@ that accelerator answers, patched for the time of a ``VirtualDevice`` session.
 On virtual CUDA: ``torch.cuda`` and ``torch.accelerator`` report one device (its name,
 capability, properties, memory statistics of an idle 16 GiB card), ``synchronize()``
 counts a host sync, streams and events exist and are always complete, the legacy
-``torch.cuda.FloatTensor`` & co. make virtual CUDA tensors, and ``nn.DataParallel`` runs
+``torch.cuda.FloatTensor`` & co. make virtual CUDA tensors, cuDNN takes none of them (they
+live on the CPU, also under a CUDA build of torch), and ``nn.DataParallel`` runs
 on its one GPU (its checks, then the scatter's move of the inputs). On virtual MPS:
 ``torch.backends.mps`` and ``torch.accelerator`` report MPS and CUDA is absent as on a
 Mac (``Torch not compiled with CUDA enabled``, also on a CUDA build of torch). On both:
@@ -121,6 +122,9 @@ def _patch_cuda(session: Any, name: str, current_stream: Any) -> None:
     for legacy in LEGACY_TYPES:
         session._set(torch.cuda, legacy, _legacy_type(session, getattr(torch, legacy)))
     session._set(torch.backends.cuda, "is_built", lambda: True)
+    # The tensors live on the CPU: no cuDNN kernel takes them, also where torch has cuDNN
+    # (an RNN's flatten_parameters would call a CUDA-only op on a CUDA build).
+    session._set(torch.backends.cudnn, "is_acceptable", lambda tensor: False)
 
 
 def _hide_cuda(session: Any) -> None:

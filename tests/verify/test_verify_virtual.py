@@ -23,6 +23,7 @@ def test_placement_travels_through_modules_autograd_and_optimizers() -> None:
 
     from devlint.verify.virtual import VirtualDevice
 
+    cuda_here = torch.cuda.is_available()  # a CUDA machine runs this test too
     with VirtualDevice("cuda") as device:
         assert torch.cuda.is_available() and not torch.backends.mps.is_available()
         assert torch.accelerator.current_accelerator() == torch.device("cuda")
@@ -43,7 +44,21 @@ def test_placement_travels_through_modules_autograd_and_optimizers() -> None:
         scaled = x * torch.tensor(2.0)  # a CPU 0-dim tensor mixes, as in PyTorch
         assert scaled.device == torch.device("cuda:0")
         assert x[torch.tensor([0, 1])].is_cuda  # CPU indices may index a device tensor
-    assert not torch.cuda.is_available()  # everything is put back
+    assert torch.cuda.is_available() == cuda_here  # everything is put back
+
+
+def test_a_recurrent_layer_runs_without_cudnn_on_virtual_cuda() -> None:
+    """The tensors live on the CPU: an RNN must not ask cuDNN for them (a CPU build warned
+    that it has no cuDNN; a CUDA build called a CUDA-only op, seen on an H100)."""
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice("cuda"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lstm = torch.nn.LSTM(4, 8).to("cuda")
+        out, _ = lstm(torch.randn(3, 2, 4, device="cuda"))
+        assert out.is_cuda and not torch.backends.cudnn.is_acceptable(out)
 
 
 def test_pytorchs_own_errors_where_the_device_would_raise() -> None:
