@@ -99,17 +99,21 @@ class CudaApiInGenericCode(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         target = self.settings.target_torch
         for call in facts.calls:
-            if call.site.cuda_required or facts.in_torch_version_branch(call.site):
+            if call.site.cuda_required:
                 continue
             api = accelerator_api.lookup(call.callee)
             equivalent = accelerator_api.equivalent_in(api, target) if api else None
-            if api and equivalent and api.reported and not reports(call, facts):
+            strings = list(_cuda_strings(call, facts))
+            reported = bool(api and equivalent and api.reported) and not reports(call, facts)
+            if not (reported or strings) or facts.in_torch_version_branch(call.site):
+                continue
+            if api and equivalent and reported:
                 yield Finding(
                     call.node,
                     f"`{call.callee}()` is CUDA-only; use `{equivalent}()`{_since(api)}",
                     generic_fix(call, api, target, guarded=call.site.guarded),
                 )
-            for string, device_type in _cuda_strings(call, facts):
+            for string, device_type in strings:
                 fix = FixPlan("Use `device.type`", (Replace(string, "{device}.type"),), "unsafe")
                 yield Finding(
                     string,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devlint.analysis.guards import cuda_type_test, placement_test
-from devlint.analysis.syntax import operand_roots, source_of
+from devlint.analysis.syntax import child_nodes, operand_roots, source_of
 from devlint.analysis.values import (
     ACCELERATORS,
     CPU,
@@ -184,6 +184,7 @@ class FileFacts:
     resolve_stars: Callable[[], dict[int, frozenset[str]]] | None = None
     _calls_by_node: dict[int, CallRecord] | None = None
     _function_of: dict[int, cst.FunctionDef | None] | None = None
+    _version_tests: dict[int, bool] = field(default_factory=dict)  # test id -> answer
 
     def call_of(self, node: cst.CSTNode) -> CallRecord | None:
         """The record of a call expression (None if ``node`` is no call the analysis ran)."""
@@ -310,13 +311,19 @@ class FileFacts:
             owner = self.value_of(test.args[0].value)
             if owner.qualname is not None and owner.qualname.split(".", 1)[0] == "torch":
                 return True
-        return any(self.tests_torch_version(child) for child in test.children)
+        return any(self.tests_torch_version(child) for child in child_nodes(test))
 
     def in_torch_version_branch(self, site: Site) -> bool:
         """Whether ``site`` runs in one side of an ``if`` or conditional expression that
         tests the torch release (compatibility code for another torch)."""
         return any(
-            isinstance(branch.node, cst.If | cst.IfExp)
-            and self.tests_torch_version(branch.node.test)
+            isinstance(branch.node, cst.If | cst.IfExp) and self._version_test(branch.node.test)
             for branch in site.branches
         )
+
+    def _version_test(self, test: cst.BaseExpression) -> bool:
+        """``tests_torch_version`` once per test: every call under a branch asks it."""
+        known = self._version_tests.get(id(test))
+        if known is None:
+            known = self._version_tests[id(test)] = self.tests_torch_version(test)
+        return known

@@ -7,6 +7,9 @@ ABCs, whose failing ``isinstance`` checks go through ABCMeta (a hot path).
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
+
 import libcst as cst
 
 
@@ -82,6 +85,23 @@ def parameters(params: cst.Parameters) -> list[cst.Param]:
     if params.star_kwarg is not None:
         result.append(params.star_kwarg)
     return result
+
+
+def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The children of a node, as libcst's ``children`` lists them, read from its fields:
+    ``children`` runs a visitor over the node, costly on a hot path."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(field.name for field in dataclasses.fields(node))
+    for name in names:
+        value = getattr(node, name)
+        if type(value) is tuple or type(value) is list:
+            yield from (item for item in value if isinstance(item, cst.CSTNode))
+        elif isinstance(value, cst.CSTNode):
+            yield value
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def strings_in(node: cst.CSTNode) -> list[cst.SimpleString | cst.FormattedStringText]:
