@@ -88,8 +88,9 @@ def parameters(params: cst.Parameters) -> list[cst.Param]:
 
 
 def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The children of a node, as libcst's ``children`` lists them, read from its fields:
-    ``children`` runs a visitor over the node, costly on a hot path."""
+    """The children of a node: the nodes libcst's ``children`` lists, in field order rather
+    than source order, read from its fields (``children`` runs a visitor over the node,
+    costly on a hot path). For questions that do not depend on order."""
     names = _FIELDS.get(type(node))
     if names is None:
         names = _FIELDS[type(node)] = tuple(field.name for field in dataclasses.fields(node))
