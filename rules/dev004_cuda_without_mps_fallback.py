@@ -88,7 +88,7 @@ class CudaWithoutMpsFallback(Rule):
             when_true, when_false = _branches(conditional, facts)
             if test.kind is Kind.GUARD and test.polarity < 0:
                 when_true, when_false = when_false, when_true
-            if when_true == CUDA and when_false == CPU:
+            if when_true == CUDA and when_false == CPU and not _mps_later(conditional, facts):
                 if _chooses_tensor_types(node, facts):
                     yield Finding(node, TYPE_MESSAGE)
                     continue
@@ -173,6 +173,18 @@ def _add_mps(conditional: Conditional, gate: str | None) -> FixPlan | None:
     if anchor is node:  # after the ``if``'s body: its ``elif``
         return FixPlan(THREE_WAY, (Replace(anchor, "{nl}{indent}" + text, "after"),))
     return FixPlan(THREE_WAY, (Replace(anchor, text + "{nl}{indent}", "before"),))
+
+
+def _mps_later(conditional: Conditional, facts: FileFacts) -> bool:
+    """The name the choice binds may hold MPS where its code ends: a later test picks MPS
+    (``if torch.backends.mps.is_available(): device = "mps"``, in a ``try`` too)."""
+    node = conditional.node
+    if isinstance(node, cst.If):
+        name = _assigned(node.body.body[-1]) if node.body.body else None
+    else:
+        name = conditional.binds
+    function = conditional.site.function if conditional.site is not None else None
+    return name is not None and facts.may_end_on_mps(function, name)
 
 
 def _is_bare_expression(statement: cst.BaseStatement) -> bool:

@@ -34,6 +34,7 @@ class Analyzer(ModuleClassInterpreter):
     def analyze(self, module: cst.Module) -> FileFacts:
         self.cuda_module = self.cuda_required = requirements.imports_cuda_only_package(module)
         self.block(module.body)
+        self.note_mps_at_end(0)
         self.module_done = True
         self.run_pending()
         # A function's body may have run before the calls that say what it receives
@@ -62,6 +63,7 @@ class Analyzer(ModuleClassInterpreter):
             module_names=self.module_env,
             definition_literals=rec.definition_literals,
             device_named=rec.device_named,
+            mps_at_end=rec.mps_at_end,
             star_bindings=self.star_bindings,
             resolve_stars=self.resolve_stars if self.unresolved_stars else None,
             device_parameters={

@@ -185,6 +185,7 @@ class DefinitionInterpreter(ImportInterpreter):
             self.env = self.entry_environment(item)
             self.suite(node.body)
             self.analysed_functions.add(id(node))
+            self.note_mps_at_end(id(node))
             if class_name is not None and node.name.value == "__init__":
                 self.note_cuda_class(node, class_name)
             if class_name is not None:
@@ -196,6 +197,18 @@ class DefinitionInterpreter(ImportInterpreter):
         finally:
             self.ctx, self.env = saved_ctx, saved_env
             self.cuda_required, self.owner, self.exits_without_cuda = saved_flow
+
+    def note_mps_at_end(self, scope: int) -> None:
+        """The names assigned an MPS device in this scope (id of its function, 0 for the
+        module) that may still hold it where its code ends."""
+        self.rec.mps_at_end.update(
+            key
+            for key in self.rec.mps_assigned
+            if key[0] == scope
+            and (value := self.env.get(key[1])) is not None
+            and value.kind is Kind.DEVICE
+            and "mps" in (value.where or ())
+        )
 
     def note_cuda_class(self, node: cst.FunctionDef, class_name: str) -> None:
         """An ``__init__`` that requires CUDA on every path that returns (or refuses to run

@@ -143,6 +143,7 @@ class Conditional:
     next_statement: cst.BaseStatement | None = None  # for ``if`` statements in a block
     site: Site | None = None
     previous_statement: cst.BaseStatement | None = None  # for ``if`` statements in a block
+    binds: str | None = None  # a conditional expression's name: ``device = torch.device(...)``
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +183,9 @@ class FileFacts:
     # Resolves the star imports the analysis never needed (no name missed), binding their
     # names in ``module_names``: fixes ask for them through ``star_bound``.
     resolve_stars: Callable[[], dict[int, frozenset[str]]] | None = None
+    # (function id, 0 for the module; name): a name assigned an MPS device in that code,
+    # which it may still hold where the code ends.
+    mps_at_end: set[tuple[int, str]] = field(default_factory=set)
     _calls_by_node: dict[int, CallRecord] | None = None
     _function_of: dict[int, cst.FunctionDef | None] | None = None
     _version_tests: dict[int, bool] = field(default_factory=dict)  # test id -> answer
@@ -290,6 +294,12 @@ class FileFacts:
         if self.resolve_stars is not None:
             self.star_bindings, self.resolve_stars = self.resolve_stars(), None
         return self.star_bindings
+
+    def may_end_on_mps(self, function: cst.FunctionDef | None, name: str) -> bool:
+        """Whether ``name``, assigned an MPS device in ``function`` (None: the module), may
+        still hold it where that code ends: a CUDA-or-CPU choice that a later MPS test
+        overrides (``if torch.backends.mps.is_available(): device = "mps"``)."""
+        return (id(function) if function is not None else 0, name) in self.mps_at_end
 
     def value_of(self, node: cst.CSTNode) -> Value:
         """The value the analysis computed for an expression (unknown if never evaluated)."""

@@ -20,7 +20,7 @@ from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.facts import Branch, Conditional, Loop
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
 from devlint.analysis.syntax import dotted_name, string_value
-from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu, join_placement
+from devlint.analysis.values import MPS, UNKNOWN, Kind, Value, is_cpu, join_placement
 
 # Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
 _ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
@@ -190,6 +190,7 @@ class StatementInterpreter(Interpreter):
             value = replace(value, scalar=not name_guesses.names_a_sequence(name))
         for target in small.targets:
             self.bind(target.target, value)
+        self.note_device_choice(small, value)
         kind = type(small.value)
         if kind is cst.Call:
             self.bind_returned_flags(small)  # ``args = get_args()``: ``args.cuda``
@@ -201,6 +202,23 @@ class StatementInterpreter(Interpreter):
             assert isinstance(small.value, cst.Dict)
             for target in small.targets:
                 self.bind_dict_keys(target.target, small.value)
+
+    def note_device_choice(self, small: cst.Assign, value: Value) -> None:
+        """``device = "mps"`` (``Records.mps_assigned``), and the name a conditional
+        expression is bound to, as itself or as a call's argument
+        (``device = torch.device("cuda" if avail else "cpu")``: ``Conditional.binds``)."""
+        if len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
+            return
+        name = small.targets[0].target.value
+        if value.kind is Kind.DEVICE and value.where == MPS:
+            function = self.ctx.function
+            self.rec.mps_assigned.add((id(function) if function is not None else 0, name))
+        choice: cst.BaseExpression = small.value
+        if type(choice) is cst.Call and choice.args and choice.args[0].keyword is None:
+            choice = choice.args[0].value
+        conditional = self.rec.conditionals.get(id(choice)) if type(choice) is cst.IfExp else None
+        if conditional is not None:
+            conditional.binds = name
 
     def bind_returned_flags(self, small: cst.Assign) -> None:
         raise NotImplementedError  # imports.py
