@@ -227,6 +227,12 @@ class CallInterpreter(EffectInterpreter):
             return guards.ON_CUDA  # ``str(device).startswith("cuda")`` classifies
         if method == "forward" and receiver.kind is Kind.MODULE:
             return self.value_call(node, receiver, args, keywords, [])
+        if (
+            method in torch_api.MODULE_TENSOR_ITERATORS
+            and receiver.kind in (Kind.MODULE, Kind.UNKNOWN)
+            and receiver.where
+        ):
+            return Value(Kind.TENSOR, receiver.where)  # a moved module's tensors are there
         if method == "detach" and receiver.kind is Kind.UNKNOWN:
             return Value(Kind.TENSOR, receiver.where)  # only tensors have ``.detach()``
         if receiver.kind is Kind.MODULE:
@@ -416,6 +422,12 @@ class CallInterpreter(EffectInterpreter):
         if callee.qualname in torch_api.SCATTERING_WRAPPERS and "mps" not in callee.where:
             return Value(Kind.TENSOR, callee.where)  # scattered from any device to CUDA
         tensors = [(n, v) for n, v in inputs if v.kind is Kind.TENSOR]
+        if callee.from_caller and any(may_be_accelerator(v.where) for _, v in tensors):
+            # An object of unknown kind that the caller moved and passed (a model of a class
+            # from elsewhere), given batch elements moved to the device and others left: it
+            # takes those as they are (captions it tokenizes itself, BLIP's
+            # ``model(image, caption)``).
+            tensors = [(n, v) for n, v in tensors if not (v.from_batch and v.where == CPU)]
         if tensors:
             operands = (
                 Operand(None, Value(Kind.MODULE, callee.where)),
@@ -437,7 +449,7 @@ class CallInterpreter(EffectInterpreter):
         if node is None or self.inline_depth >= MAX_INLINED_DEPTH or self.inline_budget <= 0:
             return UNKNOWN
         size = MAX_INLINED_SIZE if self.inline_depth == 0 else MAX_NESTED_INLINED_SIZE
-        if not isinstance(node.body, cst.IndentedBlock) or len(node.body.body) > size:
+        if not isinstance(node.body, cst.IndentedBlock) or _code_size(node.body) > size:
             return UNKNOWN
         # Once the module's own code has run, what the body sees is fixed but for these:
         # the same call again (a helper called in every method) is answered from memory.
@@ -502,6 +514,17 @@ class CallInterpreter(EffectInterpreter):
             self.inline_depth -= 1
             self.cuda_required, self.exits_without_cuda = saved_flow
             self.env, self.rec, self.pending, self.returns = saved
+
+
+def _code_size(body: cst.IndentedBlock) -> int:
+    """The top-level statements of a function body, its docstring not counted."""
+    first = body.body[0] if body.body else None
+    docstring = (
+        type(first) is cst.SimpleStatementLine
+        and type(first.body[0]) is cst.Expr
+        and type(first.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
+    )
+    return len(body.body) - docstring
 
 
 def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value:

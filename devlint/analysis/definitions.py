@@ -28,9 +28,27 @@ from devlint.analysis.values import (
     Placement,
     Value,
     join,
+    may_be_accelerator,
 )
 
 _SEEDED_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE)
+
+
+def _seeded(value: Value) -> bool:
+    """A value a parameter starts with: a tensor, module, loader or device of known
+    placement, or a value of unknown kind that was moved to an accelerator (a model of a
+    class from another file, ``GAT(...).to(device)``) by every call; not one of unknown
+    kind that only sits on the CPU (a batch element may be text), nor one that only some
+    calls moved (``ELSEWHERE``)."""
+    if value.kind is Kind.UNKNOWN:
+        return may_be_accelerator(value.where) and ANY_DEVICE.issuperset(value.where or ())
+    return value.kind in _SEEDED_KINDS and bool(value.where)
+
+
+def _seed(value: Value) -> Value:
+    """The value a seeded parameter starts with (one of unknown kind marked as the
+    caller's: ``Value.from_caller``)."""
+    return replace(value, origins=(), from_caller=value.kind is Kind.UNKNOWN)
 
 
 class DefinitionInterpreter(ImportInterpreter):
@@ -313,6 +331,6 @@ class DefinitionInterpreter(ImportInterpreter):
                     joined = UNKNOWN  # the default: not seen here
                     break
                 joined = value if joined is None else join(joined, value)
-            if joined is not None and joined.kind in _SEEDED_KINDS and joined.where:
-                seeds[param.name.value] = replace(joined, origins=())
+            if joined is not None and _seeded(joined):
+                seeds[param.name.value] = _seed(joined)
         return seeds

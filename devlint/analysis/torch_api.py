@@ -315,6 +315,10 @@ MODULE_SELF_METHODS = frozenset(
     }
 )
 
+# Module methods that iterate over its tensors, each on the module's device
+# (``next(model.parameters()).device``).
+MODULE_TENSOR_ITERATORS = frozenset({"parameters", "buffers"})
+
 # Tensor attributes that are tensors on the same device.
 TENSOR_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 # Attributes of a tensor that are not tensors (the others, read from a model's output such

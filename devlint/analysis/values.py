@@ -148,7 +148,8 @@ class Value:
     # UNKNOWN: a method's parameter without a default or off by default (``False``,
     # ``None``), whose calls the file does not show, or what was stored from it
     # (``self.cuda = cuda``). As a flag, it may be an availability test the caller computed
-    # (``guards.may_guard_cuda``).
+    # (``guards.may_guard_cuda``). Also a function's parameter that every call in the file
+    # passes a moved value of unknown kind (a model of a class from elsewhere).
     from_caller: bool = False
 
     def moved(self, where: Placement) -> Value:
