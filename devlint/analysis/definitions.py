@@ -22,6 +22,7 @@ from devlint.analysis.syntax import dotted_name, parameters
 from devlint.analysis.values import (
     ANY_DEVICE,
     CPU,
+    ELSEWHERE,
     FROM_CALLER,
     UNKNOWN,
     Kind,
@@ -41,7 +42,8 @@ def _seeded(value: Value) -> bool:
     kind that only sits on the CPU (a batch element may be text), nor one that only some
     calls moved (``ELSEWHERE``)."""
     if value.kind is Kind.UNKNOWN:
-        return may_be_accelerator(value.where) and ANY_DEVICE.issuperset(value.where or ())
+        where = value.where
+        return where is not None and may_be_accelerator(where) and ELSEWHERE not in where
     return value.kind in _SEEDED_KINDS and bool(value.where)
 
 
