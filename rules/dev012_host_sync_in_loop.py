@@ -13,8 +13,11 @@ class HostSyncInLoop(Rule):
     Checks for `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on values that may be on an
     accelerator, run on every iteration of a training loop: a loop (over a data loader,
     a `range`, or `while True`) whose body steps an optimizer or calls `backward()`. Off by default: select `DEV012`
-    to enable it. Calls under an `if` in the loop (periodic logging) and evaluation or
-    sampling loops are not reported.
+    to enable it. Calls under an `if` whose test changes from one iteration to the next
+    (periodic logging: `if step % 100 == 0:`), in the validation branch of a loop shared
+    with training (`else` of `if is_train:`), and in evaluation or sampling loops are not
+    reported; an `if` on a setting fixed before the loop (`if config["tensorboard"]:`)
+    runs on every iteration.
 
     ## Why is this bad?
     Each call waits for the GPU to finish all queued work and copies the value to the

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devlint.analysis.guards import cuda_type_test, placement_test
-from devlint.analysis.syntax import child_nodes, operand_roots, source_of
+from devlint.analysis.syntax import child_nodes, dotted_name, operand_roots, source_of
 from devlint.analysis.values import (
     ACCELERATORS,
     CPU,
@@ -33,6 +33,8 @@ class Loop:
     node: cst.For | cst.While
     over_loader: bool = False
     _trains: bool | None = None
+    _bound: frozenset[str] | None = None
+    _training_tests: frozenset[str] | None = None  # tests of the ``if``s its steps are in
 
     @property
     def trains(self) -> bool:
@@ -45,6 +47,114 @@ class Loop:
             self.node.body.visit(finder)
             self._trains = finder.found
         return self._trains
+
+    def every_training_iteration(self, test: cst.BaseExpression, taken: bool) -> bool:
+        """Whether one branch of an ``if`` in this loop's body (``taken``: its body, else
+        the ``else``) runs on every iteration of a training run of the loop.
+
+        Its test must be a setting fixed before the loop (``if is_train:``,
+        ``if config["log"]:``, ``if phase == Phase.TRAIN:``), made of names the loop does
+        not bind, attributes, constant subscripts, ``not``, ``and``/``or`` and
+        comparisons; a counter test (``if step % 100 == 0:``) or a call varies (periodic
+        logging). And where the loop trains only under that test (a loop shared by
+        training and validation), its ``else`` is the validation pass.
+        """
+        if self._bound is None or self._training_tests is None:
+            names, tests = _BoundNames(), _TrainingTests()
+            self.node.visit(names)
+            self.node.body.visit(tests)
+            self._bound, self._training_tests = frozenset(names.names), frozenset(tests.tests)
+        if not _fixed(test, self._bound):
+            return False
+        return taken or source_of(test) not in self._training_tests
+
+
+def _fixed(expr: cst.BaseExpression, bound: frozenset[str]) -> bool:
+    kind = type(expr)
+    if kind in (cst.SimpleString, cst.Integer, cst.Float):
+        return True
+    if kind is cst.Name or kind is cst.Attribute:
+        name = dotted_name(expr)
+        if name is None:
+            return False
+        parts = name.split(".")
+        return not any(".".join(parts[:end]) in bound for end in range(1, len(parts) + 1))
+    if kind is cst.Subscript:
+        assert isinstance(expr, cst.Subscript)
+        return _fixed(expr.value, bound) and all(
+            type(element.slice) is cst.Index
+            and type(element.slice.value) in (cst.SimpleString, cst.Integer)
+            for element in expr.slice
+        )
+    if kind is cst.UnaryOperation:
+        assert isinstance(expr, cst.UnaryOperation)
+        return type(expr.operator) is cst.Not and _fixed(expr.expression, bound)
+    if kind is cst.BooleanOperation:
+        assert isinstance(expr, cst.BooleanOperation)
+        return _fixed(expr.left, bound) and _fixed(expr.right, bound)
+    if kind is cst.Comparison:
+        assert isinstance(expr, cst.Comparison)
+        return _fixed(expr.left, bound) and all(
+            _fixed(target.comparator, bound) for target in expr.comparisons
+        )
+    return False
+
+
+class _TrainingTests(cst.CSTVisitor):
+    """The tests (as source) of the ``if`` statements whose body steps an optimizer or runs
+    ``backward()`` and whose ``else`` (if any) does not: training happens under them."""
+
+    def __init__(self) -> None:
+        self.tests: set[str] = set()
+
+    def visit_If(self, node: cst.If) -> None:
+        if _steps(node.body) and (node.orelse is None or not _steps(node.orelse)):
+            self.tests.add(source_of(node.test))
+
+
+def _steps(node: cst.CSTNode) -> bool:
+    finder = _TrainingStep(nested=False)
+    node.visit(finder)
+    return finder.found
+
+
+class _BoundNames(cst.CSTVisitor):
+    """The names (dotted: ``self.step``) a loop binds: its targets and assignments."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def _add(self, target: cst.BaseExpression) -> None:
+        if type(target) in (cst.Tuple, cst.List):
+            assert isinstance(target, cst.Tuple | cst.List)
+            for element in target.elements:
+                self._add(element.value)
+        elif type(target) is cst.StarredElement:
+            assert isinstance(target, cst.StarredElement)
+            self._add(target.value)
+        else:
+            name = dotted_name(target)
+            if name is not None:
+                self.names.add(name)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._add(node.target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._add(target.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._add(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._add(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._add(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._add(node.name)
 
 
 class _TrainingStep(cst.CSTVisitor):

@@ -313,11 +313,23 @@ class StatementInterpreter(Interpreter):
         original, before = self.env, dict(self.env)
         required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
         placement = guards.placement_test(node.test)
-        conditional, inner_conditional = ctx.loop is not None, ctx.inner_loop is not None
+        # Inside a loop, an ``if`` runs a branch on some iterations only, unless its test is
+        # a setting fixed for the whole loop (``if is_train:``).
+        loop, inner = ctx.loop, ctx.inner_loop
+        conditional = [
+            ctx.conditional
+            or (loop is not None and not loop.every_training_iteration(node.test, taken))
+            for taken in (True, False)
+        ]
+        inner_conditional = [
+            ctx.inner_conditional
+            or (inner is not None and not inner.every_training_iteration(node.test, taken))
+            for taken in (True, False)
+        ]
         with self.scope(
             guarded=ctx.guarded or guards.may_guard_cuda(test, +1),
-            conditional=conditional,
-            inner_conditional=inner_conditional,
+            conditional=conditional[0],
+            inner_conditional=inner_conditional[0],
             branches=(*ctx.branches, Branch(node, node.body)),
         ):
             self.cuda_required = required or ids_test > 0
@@ -334,8 +346,8 @@ class StatementInterpreter(Interpreter):
             else_branches = (*ctx.branches, Branch(node, node.orelse))
         with self.scope(
             guarded=ctx.guarded or guards.is_cuda_guard(test, -1),
-            conditional=conditional,
-            inner_conditional=inner_conditional,
+            conditional=conditional[1],
+            inner_conditional=inner_conditional[1],
             backends_tested=backends,
             branches=else_branches,
         ):
