@@ -198,22 +198,7 @@ class CallInterpreter(EffectInterpreter):
         if method == "cpu":
             return receiver.moved(CPU)
         if method in ("to", "type"):
-            target = keywords.get("device") or (args[0] if args else None)
-            if method == "type" and (target is None or target.kind is not Kind.TENSOR_TYPE):
-                return receiver.derived() if receiver.kind is Kind.TENSOR and args else UNKNOWN
-            where, moves = self.target_placement(target, node)
-            moves = moves or any(arg.star for arg in node.args)  # ``x.to(*args)``
-            self.rec.calls[id(node)].casts_only = not moves
-            result = receiver.moved(where) if moves else receiver
-            if result.kind is Kind.TENSOR and not moves:
-                result = receiver.derived()
-            dtype = keywords.get("dtype") or next(
-                (a for a in args if a.kind is Kind.IMPORTED and a.qualname in torch_api.DTYPES),
-                None,
-            )
-            if dtype is not None and result.kind is Kind.TENSOR:
-                result = replace(result, float64="explicit" if is_float64(dtype) else "")
-            return result
+            return self.move_or_cast(node, receiver, method, args, keywords)
         if method == "add_argument":
             self.note_option(node, keywords)
         if method == "type_as" and args:
@@ -246,6 +231,32 @@ class CallInterpreter(EffectInterpreter):
                 return Value(Kind.ARRAY, float64="numpy" if is_float64(args[0]) else "")
             return receiver if method not in _ARRAY_TO_HOST else UNKNOWN
         return UNKNOWN
+
+    def move_or_cast(
+        self,
+        node: cst.Call,
+        receiver: Value,
+        method: str,
+        args: list[Value],
+        keywords: dict[str, Value],
+    ) -> Value:
+        """``x.to(device)``, ``x.to(torch.float64)``, ``x.type(torch.cuda.FloatTensor)``."""
+        target = keywords.get("device") or (args[0] if args else None)
+        if method == "type" and (target is None or target.kind is not Kind.TENSOR_TYPE):
+            return receiver.derived() if receiver.kind is Kind.TENSOR and args else UNKNOWN
+        where, moves = self.target_placement(target, node)
+        moves = moves or any(arg.star for arg in node.args)  # ``x.to(*args)``
+        self.rec.calls[id(node)].casts_only = not moves
+        result = receiver.moved(where) if moves else receiver
+        if result.kind is Kind.TENSOR and not moves:
+            result = receiver.derived()
+        dtype = keywords.get("dtype") or next(
+            (a for a in args if a.kind is Kind.IMPORTED and a.qualname in torch_api.DTYPES),
+            None,
+        )
+        if dtype is not None and result.kind is Kind.TENSOR:
+            result = replace(result, float64="explicit" if is_float64(dtype) else "")
+        return result
 
     def note_option(self, node: cst.Call, keywords: dict[str, Value]) -> None:
         """``parser.add_argument("--device", default="cuda")``: ``args.device`` is CUDA by

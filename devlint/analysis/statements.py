@@ -304,18 +304,11 @@ class StatementInterpreter(Interpreter):
             elif receiver.kind is Kind.TENSOR:
                 self.env[key] = UNKNOWN
 
-    def if_statement(self, node: cst.If, following: cst.BaseStatement | None) -> bool:
-        test = self.expr(node.test)
-        ctx = self.ctx
-        self.rec.conditionals[id(node)] = Conditional(
-            node, test, ctx.backends_tested, following, self.site(), self.previous_statement
-        )
-        original, before = self.env, dict(self.env)
-        required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
-        placement = guards.placement_test(node.test)
-        # Inside a loop, an ``if`` runs a branch on some iterations only, unless its test is
-        # a setting fixed for the whole loop (``if is_train:``).
-        loop, inner = ctx.loop, ctx.inner_loop
+    def branch_conditions(self, node: cst.If) -> tuple[list[bool], list[bool]]:
+        """``Context.conditional`` and ``inner_conditional`` in the body and in the ``else``
+        of an ``if``: inside a loop, a branch runs on some iterations only, unless the test
+        is a setting fixed for the whole loop (``if is_train:``)."""
+        ctx, loop, inner = self.ctx, self.ctx.loop, self.ctx.inner_loop
         conditional = [
             ctx.conditional
             or (loop is not None and not loop.every_training_iteration(node.test, taken))
@@ -326,6 +319,18 @@ class StatementInterpreter(Interpreter):
             or (inner is not None and not inner.every_training_iteration(node.test, taken))
             for taken in (True, False)
         ]
+        return conditional, inner_conditional
+
+    def if_statement(self, node: cst.If, following: cst.BaseStatement | None) -> bool:
+        test = self.expr(node.test)
+        ctx = self.ctx
+        self.rec.conditionals[id(node)] = Conditional(
+            node, test, ctx.backends_tested, following, self.site(), self.previous_statement
+        )
+        original, before = self.env, dict(self.env)
+        required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
+        placement = guards.placement_test(node.test)
+        conditional, inner_conditional = self.branch_conditions(node)
         with self.scope(
             guarded=ctx.guarded or guards.may_guard_cuda(test, +1),
             conditional=conditional[0],
