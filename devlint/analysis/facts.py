@@ -59,11 +59,12 @@ class Loop:
         logging). And where the loop trains only under that test (a loop shared by
         training and validation), its ``else`` is the validation pass.
         """
+        if not _fixed(test, frozenset()):
+            return False  # not made of settings at all: no need to scan the loop
         if self._bound is None or self._training_tests is None:
-            names, tests = _BoundNames(), _TrainingTests()
-            self.node.visit(names)
-            self.node.body.visit(tests)
-            self._bound, self._training_tests = frozenset(names.names), frozenset(tests.tests)
+            scan = _LoopScan()
+            scan.statement(self.node)
+            self._bound, self._training_tests = frozenset(scan.bound), frozenset(scan.tests)
         if not _fixed(test, self._bound):
             return False
         return taken or source_of(test) not in self._training_tests
@@ -100,61 +101,54 @@ def _fixed(expr: cst.BaseExpression, bound: frozenset[str]) -> bool:
     return False
 
 
-class _TrainingTests(cst.CSTVisitor):
-    """The tests (as source) of the ``if`` statements whose body steps an optimizer or runs
-    ``backward()`` and whose ``else`` (if any) does not: training happens under them."""
+class _LoopScan:
+    """One walk of a loop (fields, not libcst's visitors: a hot path): the names it binds
+    (dotted: ``self.step``) and the tests (as source) of the ``if`` statements whose body
+    steps an optimizer or runs ``backward()`` and whose ``else`` does not."""
 
     def __init__(self) -> None:
+        self.bound: set[str] = set()
         self.tests: set[str] = set()
 
-    def visit_If(self, node: cst.If) -> None:
-        if _steps(node.body) and (node.orelse is None or not _steps(node.orelse)):
-            self.tests.add(source_of(node.test))
+    def statement(self, node: cst.CSTNode) -> bool:
+        """Scan ``node``; whether it has a training step outside nested loops."""
+        kind = type(node)
+        if kind is cst.If:
+            assert isinstance(node, cst.If)
+            body = self.statement(node.body)
+            orelse = node.orelse is not None and self.statement(node.orelse)
+            if body and not orelse:
+                self.tests.add(source_of(node.test))
+            return self.statement(node.test) or body or orelse
+        if kind is cst.For:
+            assert isinstance(node, cst.For)
+            self.bind(node.target)
+        elif kind is cst.Assign:
+            assert isinstance(node, cst.Assign)
+            for target in node.targets:
+                self.bind(target.target)
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
+            self.bind(node.target)  # type: ignore[attr-defined]
+        elif kind is cst.AsName:
+            assert isinstance(node, cst.AsName)
+            self.bind(node.name)
+        found = (
+            kind is cst.Call
+            and type(node.func) is cst.Attribute  # type: ignore[attr-defined]
+            and node.func.attr.value in ("backward", "step")  # type: ignore[attr-defined]
+        )
+        for child in child_nodes(node):
+            found = self.statement(child) or found
+        return found and kind not in (cst.For, cst.While)  # a nested loop's steps stay there
 
-
-def _steps(node: cst.CSTNode) -> bool:
-    finder = _TrainingStep(nested=False)
-    node.visit(finder)
-    return finder.found
-
-
-class _BoundNames(cst.CSTVisitor):
-    """The names (dotted: ``self.step``) a loop binds: its targets and assignments."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def _add(self, target: cst.BaseExpression) -> None:
+    def bind(self, target: cst.BaseExpression) -> None:
         if type(target) in (cst.Tuple, cst.List):
-            assert isinstance(target, cst.Tuple | cst.List)
-            for element in target.elements:
-                self._add(element.value)
+            for element in target.elements:  # type: ignore[attr-defined]
+                self.bind(element.value)
         elif type(target) is cst.StarredElement:
-            assert isinstance(target, cst.StarredElement)
-            self._add(target.value)
-        else:
-            name = dotted_name(target)
-            if name is not None:
-                self.names.add(name)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._add(node.target)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._add(target.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._add(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._add(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._add(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._add(node.name)
+            self.bind(target.value)
+        elif (name := dotted_name(target)) is not None:
+            self.bound.add(name)
 
 
 class _TrainingStep(cst.CSTVisitor):

@@ -33,6 +33,9 @@ class StatementInterpreter(Interpreter):
         super().__init__(guard_functions, guard_attributes)
         self.refuses_without_cuda = False  # a function here refuses to run without CUDA
         self.previous_statement: cst.BaseStatement | None = None  # of the running statement
+        # One ``Loop`` per loop statement and kind, however often its code runs: what it
+        # computes about its body is computed once.
+        self.loops: dict[tuple[int, bool], Loop] = {}
         self.compound = _compound_handlers(type(self))
 
     def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
@@ -426,7 +429,7 @@ class StatementInterpreter(Interpreter):
         iterable = self.expr(node.iter)
         element, is_loader = self.iteration_element(node.iter, iterable)
         ctx, required = self.ctx, self.cuda_required
-        loop = Loop(node, over_loader=is_loader)
+        loop = self.loop_of(node, is_loader)
         changes: dict[str, object] = {"inner_loop": loop, "inner_conditional": False}
         if is_loader:
             changes.update(loop=loop, conditional=False)
@@ -445,6 +448,13 @@ class StatementInterpreter(Interpreter):
         if node.orelse is not None:
             self.suite(node.orelse.body)
 
+    def loop_of(self, node: cst.For | cst.While, over_loader: bool) -> Loop:
+        key = (id(node), over_loader)
+        loop = self.loops.get(key)
+        if loop is None:
+            loop = self.loops[key] = Loop(node, over_loader=over_loader)
+        return loop
+
     def iteration_element(self, iterable: cst.BaseExpression, value: Value) -> tuple[Value, bool]:
         raise NotImplementedError  # expressions.py
 
@@ -455,7 +465,7 @@ class StatementInterpreter(Interpreter):
 
     def while_statement(self, node: cst.While) -> None:
         required = self.cuda_required
-        loop = Loop(node)
+        loop = self.loop_of(node, False)
 
         def run_once() -> None:
             self.cuda_required = required
