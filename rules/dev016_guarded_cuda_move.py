@@ -15,8 +15,8 @@ class GuardedCudaMove(Rule):
     """
     ## What it does
     Checks for the tutorials' "method one": an `if torch.cuda.is_available():` (or
-    `if use_cuda:`) statement whose only job is moving things with `.cuda()` (an `else`
-    may only move them back with `.cpu()`). Off by default: select `DEV016` to enable it,
+    `if use_cuda:`) statement whose only job is moving things with `.cuda()`, also under
+    a nested `if` (an `else` may only move them back with `.cpu()`). Off by default: select `DEV016` to enable it,
     and its fix turns method one into method two. The one-line conditional expression
     `x.cuda() if torch.cuda.is_available() else x` is not an `if` block and is not
     reported (SPEC readers label it neither DEV016 nor DEV004).
@@ -113,6 +113,15 @@ def _moves(statement: cst.BaseStatement) -> list[cst.BaseExpression] | None:
 
 
 def _is_move(statement: cst.BaseStatement, facts: FileFacts) -> bool:
+    """A line of moves, or an ``if`` (without ``else``) of such lines:
+    ``if opt.distill == "crd": contrast_idx = contrast_idx.cuda()``."""
+    if isinstance(statement, cst.If):
+        body = statement.body
+        return (
+            statement.orelse is None
+            and isinstance(body, cst.IndentedBlock)
+            and all(_is_move(line, facts) for line in body.body)
+        )
     values = _moves(statement)
     return values is not None and all(map(facts.moves_to_cuda, values))
 
@@ -121,6 +130,8 @@ def _fold(node: cst.If) -> FixPlan | None:
     """Drop the availability test and move with ``.to(device)`` unconditionally."""
     if not isinstance(node.body, cst.IndentedBlock) or isinstance(node.test, cst.Attribute):
         return None  # ``if args.cuda:`` may also hold the user's choice: keep it theirs
+    if not all(isinstance(line, cst.SimpleStatementLine) for line in node.body.body):
+        return None  # a nested ``if`` of moves: the fold is the user's to write
     if not all(rewrites_to_device(v) for line in node.body.body for v in _moves(line) or ()):
         return None  # ``.cuda(rank)``: one GPU of several, no ``.to(device)`` for it
     lines = statement_lines(node.body.body, rewrite=True)

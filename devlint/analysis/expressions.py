@@ -97,7 +97,10 @@ class ExpressionInterpreter(DefinitionInterpreter):
 
     def star_imported(self, name: str) -> Value:
         """An unbound name after ``from torch import *``: the last such module's (builtins
-        such as ``range`` and ``print`` stay themselves)."""
+        such as ``range`` and ``print`` stay themselves); ``torch`` after a star import of
+        user code that did not bind it (``name_guesses.STAR_EXPORTED_PACKAGES``)."""
+        if self.user_star and name in name_guesses.STAR_EXPORTED_PACKAGES:
+            return Value(Kind.IMPORTED, qualname=name_guesses.STAR_EXPORTED_PACKAGES[name])
         if not self.star_modules or name in _BUILTINS:
             return UNKNOWN
         module = name_guesses.star_import_source(name, self.star_modules)

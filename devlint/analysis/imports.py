@@ -25,6 +25,7 @@ class ImportInterpreter(StatementInterpreter):
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
         super().__init__(guard_functions, guard_attributes)
         self.star_modules: list[str] = []  # ``from torch.nn import *``, in order
+        self.user_star = False  # ``from models import *`` of a module that is not a library's
         # ``from utils import *`` of this project's modules (project_imports.py); None: the
         # file is nowhere (stdin), or is itself being summarised for another file.
         self.project_modules: ProjectModules | None = None
@@ -109,8 +110,10 @@ class ImportInterpreter(StatementInterpreter):
             module = module_name(node.module)
             if not node.relative and module.split(".", 1)[0] in name_guesses.STAR_RESOLVED_PACKAGES:
                 self.star_modules.append(module)
-            elif self.project_modules is not None:
-                self.unresolved_stars.append((node, len(node.relative), module))
+            else:
+                self.user_star = True
+                if self.project_modules is not None:
+                    self.unresolved_stars.append((node, len(node.relative), module))
             return
         module = module_name(node.module)
         base = "." * len(node.relative) + module

@@ -106,6 +106,12 @@ def names_a_dtype(name: str) -> bool:
 # own naming convention, seen in the tutorials that star-import both.
 STAR_RESOLVED_PACKAGES = frozenset({"torch", "numpy"})
 
+# A name that nothing in the file binds, after ``from models import *`` of a module that
+# could not be read: the package a star import of user code passes on under that name
+# (its own ``import torch``). pytorch-semantic-segmentation's ``eval_voc.py`` calls
+# ``torch.load`` with no import of torch but ``from models import *`` (eval/blind15).
+STAR_EXPORTED_PACKAGES = {"torch": "torch"}
+
 
 def star_import_source(name: str, modules: list[str]) -> str:
     """The star-imported module (the last that fits) an unbound ``name`` comes from."""

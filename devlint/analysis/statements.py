@@ -19,11 +19,23 @@ import libcst as cst
 from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.facts import Branch, Conditional, Loop
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
-from devlint.analysis.syntax import dotted_name, string_value
+from devlint.analysis.syntax import dotted_name, parameters, string_value
 from devlint.analysis.values import MPS, UNKNOWN, Kind, Value, is_cpu, join_placement
 
 # Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
 _ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
+
+
+def _off_by_default(test: cst.BaseExpression, function: cst.FunctionDef | None) -> bool:
+    """A parameter of ``function`` whose default is ``False`` or ``None``: a branch the
+    caller has to ask for (verbose logging)."""
+    if type(test) is not cst.Name or function is None:
+        return False
+    for param in parameters(function.params):
+        if param.name.value == test.value:
+            default = param.default
+            return isinstance(default, cst.Name) and default.value in ("False", "None")
+    return False
 
 
 class StatementInterpreter(Interpreter):
@@ -312,15 +324,21 @@ class StatementInterpreter(Interpreter):
         of an ``if``: inside a loop, a branch runs on some iterations only, unless the test
         is a setting fixed for the whole loop (``if is_train:``)."""
         ctx, loop, inner = self.ctx, self.ctx.loop, self.ctx.inner_loop
+        # ``if iteration_loss:`` of a parameter ``iteration_loss=False``: logging on request.
+        asked = _off_by_default(node.test, ctx.function)
         conditional = [
             ctx.conditional
-            or (loop is not None and not loop.every_training_iteration(node.test, taken))
-            for taken in (True, False)
+            or (loop is not None and (asked or not loop.every_training_iteration(node.test, True))),
+            ctx.conditional
+            or (loop is not None and not loop.every_training_iteration(node.test, False)),
         ]
         inner_conditional = [
             ctx.inner_conditional
-            or (inner is not None and not inner.every_training_iteration(node.test, taken))
-            for taken in (True, False)
+            or (
+                inner is not None and (asked or not inner.every_training_iteration(node.test, True))
+            ),
+            ctx.inner_conditional
+            or (inner is not None and not inner.every_training_iteration(node.test, False)),
         ]
         return conditional, inner_conditional
 

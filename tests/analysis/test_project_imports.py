@@ -326,3 +326,23 @@ def test_explicitly_imported_flags_and_devices(tmp_path: Path) -> None:
     )
     assert codes(main, origin=main) == ["8:DEV001"]
     assert codes(main) == ["6:DEV003", "8:DEV001"]  # nowhere: USE_CUDA is unknown
+
+
+def test_torch_passed_on_by_a_star_import_of_user_code(tmp_path: Path) -> None:
+    """``from models import *`` hands on the ``import torch`` of ``models``: a file that
+    never imports torch itself still calls ``torch.load`` (eval/blind15)."""
+    evaluate = write(
+        tmp_path,
+        "eval.py",
+        """
+        from models import *
+
+        net = build()
+        net.load_state_dict(torch.load("snapshot.pth"))
+        """,
+    )
+    assert codes(evaluate) == ["4:DEV007"]  # models cannot be read: torch is torch
+    write(tmp_path, "models.py", "import torch\n\ndef build():\n    return torch.nn.Linear(2, 2)\n")
+    assert codes(evaluate, origin=evaluate) == ["4:DEV007"]  # models read: its torch
+    plain = write(tmp_path, "plain.py", "net.load_state_dict(torch.load('snapshot.pth'))\n")
+    assert codes(plain) == []  # no star import: an unbound name stays unknown
