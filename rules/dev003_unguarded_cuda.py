@@ -13,6 +13,9 @@ FIXABLE = frozenset({"cuda", "cuda:0"})
 FORWARDING_FUNCTIONS = frozenset({"cuda", "to", "_apply"})
 TORCH_CUDA_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
 DEFAULT_MESSAGE = 'Device `"cuda"` is used for placement without a CUDA availability check'
+OWN_CUDA_MESSAGE = (
+    "`.cuda()` of an object that moves its tensors to CUDA, without a CUDA availability check"
+)
 
 
 class UnguardedCuda(Rule):
@@ -25,7 +28,9 @@ class UnguardedCuda(Rule):
 
     A CUDA device written once and placed with later (`device = "cuda"`, a parameter
     default `device="cuda"`, an argparse `--device` default, `"cuda" if args.cuda else
-    "cpu"`) is reported once, at the `"cuda"` literal, not at every placement.
+    "cpu"`) is reported once, at the `"cuda"` literal, not at every placement. An object of
+    a class in the file whose own `cuda()` moves its tensors (`sampler.cuda()`) places
+    them too; a class whose `cuda()` moves nothing does not.
 
     ## Why is this bad?
     On a machine without an NVIDIA GPU, such as a laptop, a CI runner or an Apple Silicon
@@ -98,6 +103,8 @@ class UnguardedCuda(Rule):
         if call.method == "cuda" and call.receiver is not None:
             if may_be_placed(call.receiver) and _is_torch_cuda_signature(call):
                 yield Finding(node, "`.cuda()` without a CUDA availability check", _to(node)), None
+            elif _moves_own_tensors(call, facts):
+                yield Finding(node, OWN_CUDA_MESSAGE), None
             return
         placed: list[tuple[cst.BaseExpression, Value, str]] = []
         placeable = call.receiver is None or may_be_placed(call.receiver)
@@ -173,6 +180,19 @@ def _cuda_literal(value: Value) -> bool:
         and bool(value.cuda_defaults)
         and value.where is not None
         and "cuda" in value.where
+    )
+
+
+def _moves_own_tensors(call: CallRecord, facts: FileFacts) -> bool:
+    """``memory.cuda()`` of an object whose class (in this file) defines a ``cuda()`` that
+    moves its tensors: no ``.to(device)`` to write for it (no fix)."""
+    receiver = call.receiver
+    return (
+        receiver is not None
+        and receiver.kind is Kind.INSTANCE
+        and receiver.qualname is not None
+        and not call.args
+        and facts.own_cuda_method_moves(receiver.qualname)
     )
 
 

@@ -293,6 +293,7 @@ class FileFacts:
     _calls_by_node: dict[int, CallRecord] | None = None
     _function_of: dict[int, cst.FunctionDef | None] | None = None
     _version_tests: dict[int, bool] = field(default_factory=dict)  # test id -> answer
+    _cuda_method_classes: set[str] | None = None
 
     def call_of(self, node: cst.CSTNode) -> CallRecord | None:
         """The record of a call expression (None if ``node`` is no call the analysis ran)."""
@@ -310,6 +311,21 @@ class FileFacts:
             return True
         target = call.args[0] if call.args else call.keywords.get("device")
         return call.method == "to" and target is not None and target.where == CUDA
+
+    def own_cuda_method_moves(self, class_name: str) -> bool:
+        """Whether this file's class ``class_name`` has a ``cuda()`` method of its own that
+        moves tensors to CUDA (RepDistiller's ``AliasMethod.cuda``): calling it places
+        them, as ``tensor.cuda()`` would."""
+        if self._cuda_method_classes is None:
+            self._cuda_method_classes = {
+                call.site.class_name
+                for call in self.calls
+                if call.site.class_name is not None
+                and call.site.function is not None
+                and call.site.function.name.value == "cuda"
+                and self.moves_to_cuda(call.node)
+            }
+        return class_name in self._cuda_method_classes
 
     def factories_meeting_inputs(self, mix: Mix) -> list[cst.Call]:
         """Tensor factories called without ``device=`` in the function ``mix`` is in, whose
