@@ -102,44 +102,71 @@ def _fixed(expr: cst.BaseExpression, bound: frozenset[str]) -> bool:
 
 
 class _LoopScan:
-    """One walk of a loop (fields, not libcst's visitors: a hot path): the names it binds
-    (dotted: ``self.step``) and the tests (as source) of the ``if`` statements whose body
-    steps an optimizer or runs ``backward()`` and whose ``else`` does not."""
+    """One walk of a loop's statements (not its expressions, not libcst's visitors: a hot
+    path): the names it binds (dotted: ``self.step``) and the tests (as source) of the
+    ``if`` statements whose body steps an optimizer or runs ``backward()`` (an expression
+    statement: ``loss.backward()``, ``scaler.step(optimizer)``) and whose ``else`` does
+    not."""
 
     def __init__(self) -> None:
         self.bound: set[str] = set()
         self.tests: set[str] = set()
 
     def statement(self, node: cst.CSTNode) -> bool:
-        """Scan ``node``; whether it has a training step outside nested loops."""
+        """Scan a statement (or block); whether it steps, outside nested loops."""
         kind = type(node)
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            return any([self.small(small) for small in node.body])  # type: ignore[attr-defined]
+        if kind is cst.IndentedBlock or kind is cst.Else or kind is cst.Finally:
+            body = node.body  # type: ignore[attr-defined]
+            return any(
+                [self.statement(line) for line in (body if kind is cst.IndentedBlock else [body])]
+            )
         if kind is cst.If:
             assert isinstance(node, cst.If)
             body = self.statement(node.body)
             orelse = node.orelse is not None and self.statement(node.orelse)
             if body and not orelse:
                 self.tests.add(source_of(node.test))
-            return self.statement(node.test) or body or orelse
-        if kind is cst.For:
-            assert isinstance(node, cst.For)
-            self.bind(node.target)
-        elif kind is cst.Assign:
-            assert isinstance(node, cst.Assign)
-            for target in node.targets:
+            return body or orelse
+        if kind is cst.For or kind is cst.While:
+            if kind is cst.For:
+                self.bind(node.target)  # type: ignore[attr-defined]
+            self.statement(node.body)  # type: ignore[attr-defined]
+            return False  # a nested loop's steps stay there
+        if kind is cst.With:
+            assert isinstance(node, cst.With)
+            for item in node.items:
+                if item.asname is not None:
+                    self.bind(item.asname.name)
+            return self.statement(node.body)
+        if kind is cst.Try or kind is cst.TryStar:
+            parts = [node.body, *node.handlers, node.orelse, node.finalbody]  # type: ignore[attr-defined]
+            return any(
+                [
+                    self.statement(part.body if type(part) in _HANDLERS else part)
+                    for part in parts
+                    if part is not None
+                ]
+            )
+        return False  # a nested ``def`` or ``class``: not this loop's code
+
+    def small(self, small: cst.BaseSmallStatement) -> bool:
+        kind = type(small)
+        if kind is cst.Assign:
+            assert isinstance(small, cst.Assign)
+            for target in small.targets:
                 self.bind(target.target)
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
-            self.bind(node.target)  # type: ignore[attr-defined]
-        elif kind is cst.AsName:
-            assert isinstance(node, cst.AsName)
-            self.bind(node.name)
-        found = (
-            kind is cst.Call
-            and type(node.func) is cst.Attribute  # type: ignore[attr-defined]
-            and node.func.attr.value in ("backward", "step")  # type: ignore[attr-defined]
-        )
-        for child in child_nodes(node):
-            found = self.statement(child) or found
-        return found and kind not in (cst.For, cst.While)  # a nested loop's steps stay there
+        elif kind is cst.AugAssign or kind is cst.AnnAssign:
+            self.bind(small.target)  # type: ignore[attr-defined]
+        elif kind is cst.Expr:
+            call = small.value  # type: ignore[attr-defined]
+            return (
+                type(call) is cst.Call
+                and type(call.func) is cst.Attribute
+                and call.func.attr.value in ("backward", "step")
+            )
+        return False
 
     def bind(self, target: cst.BaseExpression) -> None:
         if type(target) in (cst.Tuple, cst.List):
@@ -149,6 +176,9 @@ class _LoopScan:
             self.bind(target.value)
         elif (name := dotted_name(target)) is not None:
             self.bound.add(name)
+
+
+_HANDLERS = (cst.ExceptHandler, cst.ExceptStarHandler)
 
 
 class _TrainingStep(cst.CSTVisitor):
