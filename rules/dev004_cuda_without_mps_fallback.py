@@ -32,6 +32,12 @@ class CudaWithoutMpsFallback(Rule):
     is the CPU) and an `if`/`else` that moves a model to CUDA or back to the CPU
     (`model.cuda()` / `model.cpu()`); neither has a fix.
 
+    A choice made by the user's own option alone (`"cuda" if args.cuda else "cpu"`, no
+    availability test) tries nothing and falls back from nothing: it is the user's; its
+    hard-coded `"cuda"` is DEV003's. Combined with an availability test
+    (`not args.no_cuda and torch.cuda.is_available()`) it is a choice, and the fix gates
+    MPS by the same option.
+
     A move that chooses CUDA or nothing (the tutorials' "method one", `if
     torch.cuda.is_available(): model = model.cuda()` or `x.cuda() if
     torch.cuda.is_available() else x`) chooses no device: that is DEV016, off by default.
@@ -77,52 +83,26 @@ class CudaWithoutMpsFallback(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for conditional in facts.conditionals:
             test = conditional.test
-            if test.kind is Kind.GUARD:
-                if test.qualname != "cuda" or not test.polarity or test.classifies:
-                    continue  # not a CUDA availability test (``device.type == "cuda"``)
-            elif not _is_user_setting(test, conditional.node.test):
-                continue
-            if conditional.enclosing_backends - {"cuda"}:
-                continue
+            if test.kind is not Kind.GUARD or test.qualname != "cuda" or not test.polarity:
+                continue  # a user's option (``"cuda" if args.cuda else "cpu"``) tries nothing
+            if test.classifies or conditional.enclosing_backends - {"cuda"}:
+                continue  # ``device.type == "cuda"`` classifies a device already chosen
             node = conditional.node
             when_true, when_false = _branches(conditional, facts)
-            if test.kind is Kind.GUARD and test.polarity < 0:
+            if test.polarity < 0:
                 when_true, when_false = when_false, when_true
             if when_true == CUDA and when_false == CPU and not _mps_later(conditional, facts):
                 if _chooses_tensor_types(node, facts):
                     yield Finding(node, TYPE_MESSAGE)
                     continue
-                positive = test.kind is not Kind.GUARD or test.polarity > 0
-                yield Finding(
-                    node, MESSAGE, _add_mps(conditional, _gate(conditional)) if positive else None
-                )
-
-
-def _is_user_setting(test: Value, node: cst.BaseExpression) -> bool:
-    """A choice by a user setting (``"cuda" if args.cuda else "cpu"``): a flag (a name or
-    attribute, negated or combined) of unknown or constant value. A call of unknown meaning
-    (``CUDAAccelerator.is_available()``) may test anything: no."""
-    flag = test.kind is Kind.UNKNOWN or (
-        test.kind is Kind.CONSTANT and isinstance(test.constant, bool)
-    )
-    return flag and _is_flag(node)
-
-
-def _is_flag(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-        return _is_flag(node.expression)
-    if isinstance(node, cst.BooleanOperation):
-        return _is_flag(node.left) and _is_flag(node.right)
-    return isinstance(node, cst.Name | cst.Attribute)
+                fix = _add_mps(conditional, _gate(conditional)) if test.polarity > 0 else None
+                yield Finding(node, MESSAGE, fix)
 
 
 def _gate(conditional: Conditional) -> str | None:
-    """The user setting the choice depends on, to gate MPS by it too: the test itself for a
-    user flag, the user's part of ``flag and torch.cuda.is_available()`` when it was
-    written in the same function."""
-    test, node = conditional.test, conditional.node
-    if test.kind is not Kind.GUARD:
-        return source_of(node.test)
+    """The user setting the choice depends on, to gate MPS by it too: the user's part of
+    ``flag and torch.cuda.is_available()`` when it was written in the same function."""
+    test = conditional.test
     if test.gate is not None and conditional.site is not None:
         setting, function = test.gate
         if function is conditional.site.function:
