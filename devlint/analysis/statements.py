@@ -323,22 +323,18 @@ class StatementInterpreter(Interpreter):
         """``Context.conditional`` and ``inner_conditional`` in the body and in the ``else``
         of an ``if``: inside a loop, a branch runs on some iterations only, unless the test
         is a setting fixed for the whole loop (``if is_train:``)."""
-        ctx, loop, inner = self.ctx, self.ctx.loop, self.ctx.inner_loop
+        ctx = self.ctx
         # ``if iteration_loss:`` of a parameter ``iteration_loss=False``: logging on request.
         asked = _off_by_default(node.test, ctx.function)
-        conditional = [
-            ctx.conditional
-            or (loop is not None and (asked or not loop.every_training_iteration(node.test, True))),
-            ctx.conditional
-            or (loop is not None and not loop.every_training_iteration(node.test, False)),
-        ]
+
+        def varies(loop: Loop | None, taken: bool) -> bool:
+            if loop is None:
+                return False
+            return (taken and asked) or not loop.every_training_iteration(node.test, taken)
+
+        conditional = [ctx.conditional or varies(ctx.loop, taken) for taken in (True, False)]
         inner_conditional = [
-            ctx.inner_conditional
-            or (
-                inner is not None and (asked or not inner.every_training_iteration(node.test, True))
-            ),
-            ctx.inner_conditional
-            or (inner is not None and not inner.every_training_iteration(node.test, False)),
+            ctx.inner_conditional or varies(ctx.inner_loop, taken) for taken in (True, False)
         ]
         return conditional, inner_conditional
 
