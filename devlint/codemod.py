@@ -11,10 +11,13 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from devlint.rule import DEVICE, literal_text, source_of
+from devlint.analysis.facts import FileFacts
+from devlint.analysis.values import Kind
+from devlint.rule import DEVICE, FixPlan, Replace, literal_text, source_of
 
 CUDA_STRINGS = frozenset({"cuda", "cuda:0"})
 MOVE_KEYWORDS = frozenset({"non_blocking", "memory_format"})
+FOLD = "Move with `.to(device)` on the selected device"
 
 
 def is_cuda_string(node: cst.BaseExpression) -> bool:
@@ -109,3 +112,115 @@ def join_lines(lines: Sequence[str], extra_indent: str = "") -> str:
     """Template lines joined for a block that starts at ``{indent}`` (blank lines stay empty)."""
     prefix = "{indent}" + extra_indent
     return lines[0] + "".join("{nl}" + (prefix + line if line else "") for line in lines[1:])
+
+
+# -- "method one": ``if torch.cuda.is_available():`` blocks of ``.cuda()`` moves
+
+
+def method_one_blocks(facts: FileFacts) -> list[tuple[cst.If | cst.IfExp, FixPlan | None]]:
+    """Every ``if`` / conditional expression on a CUDA availability test that moves
+    something to CUDA when it holds, with the fold that turns it into ``.to(device)`` moves
+    (None where no fold is written). Such code stays on the CPU where a device selection
+    that a fix adds picks MPS: a fix that adds one must fold them too, or is not safe."""
+    found: list[tuple[cst.If | cst.IfExp, FixPlan | None]] = []
+    for conditional in facts.conditionals:
+        test, node = conditional.test, conditional.node
+        if test.kind is not Kind.GUARD or test.qualname != "cuda" or test.polarity <= 0:
+            continue
+        if test.classifies or not _moves_something_to_cuda(node.body, facts):
+            continue
+        foldable = isinstance(node, cst.If) and only_moves_to_cuda(node, facts)
+        found.append(
+            (node, fold_method_one(node) if isinstance(node, cst.If) and foldable else None)
+        )
+    return found
+
+
+class _CudaMoves(cst.CSTVisitor):
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts, self.found = facts, False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        self.found = self.found or self.facts.moves_to_cuda(node)
+        return not self.found
+
+
+def _moves_something_to_cuda(body: cst.CSTNode, facts: FileFacts) -> bool:
+    visitor = _CudaMoves(facts)
+    body.visit(visitor)
+    return visitor.found
+
+
+def only_moves_to_cuda(node: cst.If, facts: FileFacts) -> bool:
+    """``if cuda_ok: x = x.cuda()``: moves only; an ``else`` may only move back to the CPU
+    (``else: model.cpu()``), which one ``.to(device)`` does as well."""
+    if not isinstance(node.body, cst.IndentedBlock) or not _cpu_else(node.orelse):
+        return False
+    return bool(node.body.body) and all(_is_move(line, facts) for line in node.body.body)
+
+
+def _cpu_else(orelse: cst.If | cst.Else | None) -> bool:
+    if orelse is None:
+        return True
+    if not isinstance(orelse, cst.Else) or not isinstance(orelse.body, cst.IndentedBlock):
+        return False
+    return all(
+        (values := _moves(line)) is not None and all(map(_is_cpu_call, values))
+        for line in orelse.body.body
+    )
+
+
+def _is_cpu_call(value: cst.BaseExpression) -> bool:
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "cpu"
+        and not value.args
+    )
+
+
+def _moves(statement: cst.BaseStatement) -> list[cst.BaseExpression] | None:
+    """The values a statement of moves computes (None: it does something else)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    values: list[cst.BaseExpression] = []
+    for small in statement.body:
+        if not isinstance(small, cst.Expr | cst.Assign):
+            return None
+        value = small.value
+        values += [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+    return values
+
+
+def _is_move(statement: cst.BaseStatement, facts: FileFacts) -> bool:
+    """A line of moves, or an ``if`` (without ``else``) of such lines:
+    ``if opt.distill == "crd": contrast_idx = contrast_idx.cuda()``."""
+    if isinstance(statement, cst.If):
+        body = statement.body
+        return (
+            statement.orelse is None
+            and isinstance(body, cst.IndentedBlock)
+            and all(_is_move(line, facts) for line in body.body)
+        )
+    values = _moves(statement)
+    return values is not None and all(map(facts.moves_to_cuda, values))
+
+
+def fold_method_one(node: cst.If) -> FixPlan | None:
+    """Drop the availability test and move with ``.to(device)`` unconditionally."""
+    if not isinstance(node.body, cst.IndentedBlock) or isinstance(node.test, cst.Attribute):
+        return None  # ``if args.cuda:`` may also hold the user's choice: keep it theirs
+    if not all(isinstance(line, cst.SimpleStatementLine) for line in node.body.body):
+        return None  # a nested ``if`` of moves: the fold is the user's to write
+    if not all(rewrites_to_device(v) for line in node.body.body for v in _moves(line) or ()):
+        return None  # ``.cuda(rank)``: one GPU of several, no ``.to(device)`` for it
+    lines = statement_lines(node.body.body, rewrite=True)
+    if lines is None:
+        return None
+    comment = node.body.header.comment
+    if comment is not None:  # the comment on the ``if`` line goes with the first move
+        if "#" in lines[0]:
+            lines.insert(0, literal_text(comment.value))
+        else:
+            lines[0] += "  " + literal_text(comment.value)
+    return FixPlan(FOLD, (Replace(node, join_lines(lines)),))

@@ -34,6 +34,19 @@ SELECTIONS = {
         'else {torch}.device("cpu")'
     ),
 }
+# The same choices as a device string (``"cuda"``/``"mps"``/``"cpu"``), for code that keeps
+# its device as a string: compares it with strings, tests ``"cuda" in device``, or lets a
+# configurator override it with a string of the same type.
+STRING_SELECTIONS = {
+    "three-way": (
+        '"cuda" if {torch}.cuda.is_available() '
+        'else "mps" if {torch}.backends.mps.is_available() else "cpu"'
+    ),
+    "torch.accelerator": (
+        "{torch}.accelerator.current_accelerator().type "
+        'if {torch}.accelerator.is_available() else "cpu"'
+    ),
+}
 # The same selections, one part a line, for when one line would be too long.
 WRAPPED_SELECTIONS = {
     "three-way": (
@@ -48,9 +61,13 @@ WRAPPED_SELECTIONS = {
 }
 
 
-def selection_code(accelerator_api: str, torch_name: str, source: str = "") -> str:
-    """The device-selection expression fixes write (SPEC §5), for ``accelerator-api``."""
-    return SELECTIONS[_api(accelerator_api, source)].format(torch=torch_name)
+def selection_code(
+    accelerator_api: str, torch_name: str, source: str = "", *, string: bool = False
+) -> str:
+    """The device-selection expression fixes write (SPEC §5), for ``accelerator-api``; with
+    ``string``, the same choice as a device string."""
+    table = STRING_SELECTIONS if string else SELECTIONS
+    return table[_api(accelerator_api, source)].format(torch=torch_name)
 
 
 def _api(accelerator_api: str, source: str) -> str:
@@ -114,6 +131,9 @@ class FixContext:
             selection = selection_code(self.accelerator_api, names["torch"], self.code)
             atomic = selection.startswith(f"{names['torch']}.device(")
             names["selection"] = selection if atomic else f"({selection})"
+        if "selection_str" in needed:
+            choice = selection_code(self.accelerator_api, names["torch"], self.code, string=True)
+            names["selection_str"] = choice
         if any("{device_or_cpu}" in text for text in texts):
             existing = self.scopes.device_at(first_row)
             plain = existing is not None and existing is not NEW and existing.hoist is None
@@ -216,7 +236,11 @@ class FixContext:
 
 def _names_needed(text: str) -> set[str]:
     """The placeholders in a template that need ``torch`` in scope or a device variable."""
-    return {name for name in ("torch", "device", "selection") if "{" + name + "}" in text}
+    return {
+        name
+        for name in ("torch", "device", "selection", "selection_str")
+        if "{" + name + "}" in text
+    }
 
 
 def _edit_key(edit: Edit) -> tuple[Location, Location]:

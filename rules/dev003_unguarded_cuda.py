@@ -1,10 +1,12 @@
 from collections.abc import Iterator
+from dataclasses import replace
 
 import libcst as cst
 
 from devlint.analysis import torch_api
 from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.values import Kind, Value, may_be_placed
+from devlint.codemod import method_one_blocks
 from devlint.rule import DEVICE, Finding, FixPlan, Replace, Rule
 
 PLACEMENT_KEYWORDS = ("device", "map_location")
@@ -63,7 +65,17 @@ class UnguardedCuda(Rule):
     parameter, `self.device`), else one selection (`accelerator-api`) is added after
     the imports. `torch.device("cuda")` becomes the selection itself. `.cuda(0)` / `"cuda:0"` are
     treated as `"cuda"`; `.cuda(1)`, `.cuda(rank)`, `"cuda:1"` and `torch.device("cuda",
-    rank)` name one GPU of several and get no fix.
+    rank)` name one GPU of several and get no fix. A value keeps its type: a device
+    string (`device = "cuda"`, a `--device` default, compared with strings, tested with
+    `"cuda" in device`, overridden by a configurator that checks types) becomes the same
+    choice as a string, `"cuda" if torch.cuda.is_available() else "mps" if
+    torch.backends.mps.is_available() else "cpu"`.
+
+    The file is converted as a whole: `if torch.cuda.is_available():` blocks that move
+    things with `.cuda()` ("method one", DEV016) are folded into `.to(device)` moves by
+    the same fix, so nothing stays on the CPU where the new selection picks MPS. Where
+    such code cannot be folded (the block does more than move, or it is a conditional
+    expression), the fix is unsafe.
     """
 
     code = "DEV003"
@@ -72,6 +84,24 @@ class UnguardedCuda(Rule):
     fix = "safe"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
+        findings = list(self._findings(facts))
+        if not any(finding.fix for finding in findings):
+            yield from findings
+            return
+        blocks = method_one_blocks(facts)
+        folds = [fold for _, fold in blocks]
+        for finding in findings:
+            if finding.fix is None or not blocks:
+                yield finding
+            elif all(folds):  # fold them with the fix: the file ends on one device
+                edits = finding.fix.edits + tuple(e for fold in folds if fold for e in fold.edits)
+                message = f"{finding.fix.message}, and fold the CUDA-only `if` blocks"
+                yield replace(finding, fix=replace(finding.fix, message=message, edits=edits))
+            else:  # what stays behind would stay on the CPU where the fix picks MPS
+                fix = replace(finding.fix, applicability="unsafe")
+                yield replace(finding, fix=fix)
+
+    def _findings(self, facts: FileFacts) -> Iterator[Finding]:
         defaults: dict[int, cst.BaseExpression] = {}  # CUDA defaults that reach a placement
         direct: set[int] = set()  # literals reported where they are placed
         for call in facts.calls:
@@ -86,7 +116,7 @@ class UnguardedCuda(Rule):
         for key, literal in defaults.items():
             if key not in direct:
                 fix = (
-                    _replace_literal(literal, "{selection}")
+                    _replace_literal(literal, "{selection_str}")
                     if key in facts.definition_literals
                     else None
                 )
@@ -168,7 +198,7 @@ def _replace_literal(
     """Replace ``"cuda"`` (or ``node``, the call around it) with the device in scope."""
     if not isinstance(literal, cst.SimpleString) or literal.evaluated_value not in FIXABLE:
         return None  # "cuda:1" names one GPU of several: the user decides
-    if text == "{selection}":
+    if text in ("{selection}", "{selection_str}"):
         return FixPlan("Select the device that is available", (Replace(node or literal, text),))
     return FixPlan("Use the selected device", (Replace(literal, text),))
 

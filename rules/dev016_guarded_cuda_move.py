@@ -4,11 +4,10 @@ import libcst as cst
 
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
-from devlint.codemod import join_lines, rewrites_to_device, statement_lines
-from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text
+from devlint.codemod import fold_method_one, only_moves_to_cuda
+from devlint.rule import Finding, Rule
 
 MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
-FOLD = "Move with `.to(device)` on the selected device"
 
 
 class GuardedCudaMove(Rule):
@@ -67,80 +66,5 @@ class GuardedCudaMove(Rule):
                 continue  # ``if x.is_cuda:`` follows a placement, it tests no availability
             if conditional.enclosing_backends - {"cuda"}:
                 continue
-            if isinstance(node, cst.If) and _only_moves_to_cuda(node, facts):
-                yield Finding(node, MESSAGE, _fold(node))
-
-
-def _only_moves_to_cuda(node: cst.If, facts: FileFacts) -> bool:
-    """``if cuda_ok: x = x.cuda()``: moves only; an ``else`` may only move back to the CPU
-    (``else: model.cpu()``), which one ``.to(device)`` does as well."""
-    if not isinstance(node.body, cst.IndentedBlock) or not _cpu_else(node.orelse):
-        return False
-    return bool(node.body.body) and all(_is_move(line, facts) for line in node.body.body)
-
-
-def _cpu_else(orelse: cst.If | cst.Else | None) -> bool:
-    if orelse is None:
-        return True
-    if not isinstance(orelse, cst.Else) or not isinstance(orelse.body, cst.IndentedBlock):
-        return False
-    return all(
-        (values := _moves(line)) is not None and all(map(_is_cpu_call, values))
-        for line in orelse.body.body
-    )
-
-
-def _is_cpu_call(value: cst.BaseExpression) -> bool:
-    return (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value == "cpu"
-        and not value.args
-    )
-
-
-def _moves(statement: cst.BaseStatement) -> list[cst.BaseExpression] | None:
-    """The values a statement of moves computes (None: it does something else)."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    values: list[cst.BaseExpression] = []
-    for small in statement.body:
-        if not isinstance(small, cst.Expr | cst.Assign):
-            return None
-        value = small.value
-        values += [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
-    return values
-
-
-def _is_move(statement: cst.BaseStatement, facts: FileFacts) -> bool:
-    """A line of moves, or an ``if`` (without ``else``) of such lines:
-    ``if opt.distill == "crd": contrast_idx = contrast_idx.cuda()``."""
-    if isinstance(statement, cst.If):
-        body = statement.body
-        return (
-            statement.orelse is None
-            and isinstance(body, cst.IndentedBlock)
-            and all(_is_move(line, facts) for line in body.body)
-        )
-    values = _moves(statement)
-    return values is not None and all(map(facts.moves_to_cuda, values))
-
-
-def _fold(node: cst.If) -> FixPlan | None:
-    """Drop the availability test and move with ``.to(device)`` unconditionally."""
-    if not isinstance(node.body, cst.IndentedBlock) or isinstance(node.test, cst.Attribute):
-        return None  # ``if args.cuda:`` may also hold the user's choice: keep it theirs
-    if not all(isinstance(line, cst.SimpleStatementLine) for line in node.body.body):
-        return None  # a nested ``if`` of moves: the fold is the user's to write
-    if not all(rewrites_to_device(v) for line in node.body.body for v in _moves(line) or ()):
-        return None  # ``.cuda(rank)``: one GPU of several, no ``.to(device)`` for it
-    lines = statement_lines(node.body.body, rewrite=True)
-    if lines is None:
-        return None
-    comment = node.body.header.comment
-    if comment is not None:  # the comment on the ``if`` line goes with the first move
-        if "#" in lines[0]:
-            lines.insert(0, literal_text(comment.value))
-        else:
-            lines[0] += "  " + literal_text(comment.value)
-    return FixPlan(FOLD, (Replace(node, join_lines(lines)),))
+            if isinstance(node, cst.If) and only_moves_to_cuda(node, facts):
+                yield Finding(node, MESSAGE, fold_method_one(node))

@@ -1,0 +1,72 @@
+"""DEV003's fix keeps a value's type and converts a file as a whole (issue: a safe fix
+that broke a config-string trainer)."""
+
+from __future__ import annotations
+
+from devlint.engine import CheckOptions, check_text
+from devlint.fixing import fix_text
+
+OPTIONS = CheckOptions(frozenset({"DEV003"}))
+
+
+def fixes(source: str) -> list[tuple[str, str]]:
+    return [
+        (d.fix.applicability, d.fix.message)
+        for d in check_text(source, "example.py", OPTIONS)
+        if d.fix is not None
+    ]
+
+
+def test_a_device_string_stays_a_string() -> None:
+    source = 'import torch\n\ndevice = "cuda"\nx = torch.zeros(2).to(device)\n'
+    fixed = fix_text(source, "example.py", OPTIONS).text
+    namespace: dict[str, object] = {}
+    exec(compile(fixed, "example.py", "exec"), namespace)
+    assert isinstance(namespace["device"], str)
+    assert "torch.device(" not in fixed
+
+
+def test_torch_device_stays_a_torch_device() -> None:
+    source = 'import torch\n\ndevice = torch.device("cuda")\nx = torch.zeros(2).to(device)\n'
+    fixed = fix_text(source, "example.py", OPTIONS).text
+    namespace: dict[str, object] = {}
+    exec(compile(fixed, "example.py", "exec"), namespace)
+    assert type(namespace["device"]).__name__ == "device"
+
+
+METHOD_ONE = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+if torch.cuda.is_available():
+    model = model.cuda()
+hidden = torch.zeros(3, 4).cuda()
+print(model(hidden))
+"""
+
+
+def test_the_fix_folds_method_one_blocks_it_would_leave_behind() -> None:
+    assert fixes(METHOD_ONE) == [
+        ("safe", "Use `.to(device)`, and fold the CUDA-only `if` blocks"),
+    ]
+    fixed = fix_text(METHOD_ONE, "example.py", OPTIONS).text
+    assert "model = model.to(device)" in fixed
+    assert "if torch.cuda.is_available():\n    model" not in fixed
+    exec(compile(fixed, "example.py", "exec"), {})
+
+
+def test_a_method_one_block_it_cannot_fold_makes_the_fix_unsafe() -> None:
+    source = METHOD_ONE.replace(
+        "    model = model.cuda()\n", '    model = model.cuda()\n    print("on the GPU")\n'
+    )
+    assert fixes(source) == [("unsafe", "Use `.to(device)`")]
+    assert fix_text(source, "example.py", OPTIONS).text == source  # nothing safe to apply
+
+
+def test_a_conditional_expression_move_makes_the_fix_unsafe() -> None:
+    source = METHOD_ONE.replace(
+        "if torch.cuda.is_available():\n    model = model.cuda()\n",
+        "model = model.cuda() if torch.cuda.is_available() else model\n",
+    )
+    assert fixes(source) == [("unsafe", "Use `.to(device)`")]
