@@ -4,6 +4,7 @@ import libcst as cst
 
 from devlint.analysis.facts import CallRecord, FileFacts, Site
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
+from devlint.torch_target import format_target
 
 REPLACEMENTS = {
     "torch.cuda.amp.autocast": 'torch.amp.autocast("cuda", ...)',
@@ -16,6 +17,10 @@ REPLACEMENTS = {
 AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
 
 NEW_API = ("torch.amp.", "torch.autocast")
+# The first releases with the replacements: ``torch.amp.GradScaler("cuda")`` (2.3), and
+# ``torch.amp.autocast`` (2.0; before it, ``torch.autocast`` from 1.10).
+TORCH_AMP_GRAD_SCALER = (2, 3)
+TORCH_AMP_AUTOCAST = (2, 0)
 # What an old torch raises for the new API: no ``torch.amp`` (AttributeError, ImportError),
 # no ``device`` argument to ``torch.amp.GradScaler`` (TypeError, before 2.3).
 FALLBACK_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "TypeError"})
@@ -65,6 +70,10 @@ class DeprecatedCudaAmp(Rule):
     is safe: it is what the deprecated functions call. Positional arguments of
     `autocast` become keywords (`autocast(False)` -> `autocast("cuda", enabled=False)`),
     since `torch.amp.autocast` takes `dtype` before `enabled`.
+
+    The fix follows `target-torch`: `torch.amp.GradScaler` takes a device from torch 2.3
+    on, so at an older target `GradScaler` is reported without a fix; below 2.0,
+    `autocast` becomes `torch.autocast("cuda", ...)` (torch 1.10 and later).
     """
 
     code = "DEV009"
@@ -85,11 +94,16 @@ class DeprecatedCudaAmp(Rule):
             ):
                 old = call.callee.rsplit(".", 1)[-1]
                 new = REPLACEMENTS[call.callee]
-                yield Finding(
-                    call.node,
-                    f"`torch.cuda.amp.{old}` is deprecated; use `{new}`",
-                    _fix(call, new.split("(", 1)[0]),
-                )
+                function = new.split("(", 1)[0]
+                target = self.settings.target_torch
+                if function.endswith("autocast") and target < TORCH_AMP_AUTOCAST:
+                    function, new = "torch.autocast", 'torch.autocast("cuda", ...)'
+                fix = _fix(call, function)
+                message = f"`torch.cuda.amp.{old}` is deprecated; use `{new}`"
+                if function.endswith("GradScaler") and target < TORCH_AMP_GRAD_SCALER:
+                    fix = None  # torch.amp.GradScaler takes no device before 2.3
+                    message += f" (torch 2.3+; target-torch is {format_target(target)})"
+                yield Finding(call.node, message, fix)
 
 
 def _old_torch_fallback(site: Site, new_api_parts: set[int], facts: FileFacts) -> bool:
