@@ -45,7 +45,8 @@ class UnguardedCudaCall(Rule):
 
     ## Use instead
     ```python
-    torch.accelerator.synchronize() if torch.accelerator.is_available() else None
+    if torch.accelerator.is_available():
+        torch.accelerator.synchronize()
     print("training on", (torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"))
     ```
 
@@ -67,7 +68,9 @@ class UnguardedCudaCall(Rule):
       Calls whose value has no sensible stand-in (`get_device_properties`, streams,
       events, RNG states) get no fix.
 
-    A fix is written as one conditional expression, so it fits wherever the call was.
+    A statement alone on its line is put in an `if` block; a used value (or a call after
+    `;` or on an `if x:` line) becomes one conditional expression, which fits wherever the
+    call was.
     """
 
     code = "DEV011"
@@ -108,13 +111,21 @@ def _fix(call: CallRecord, target: TorchVersion) -> FixPlan | None:
     if stand_in is None:
         return None
     original = literal_text(source_of(call.node))
-    text = f"{original} if {{torch}}.cuda.is_available() else {stand_in}"
     safety: Applicability = "safe" if call.discarded else "unsafe"
     return FixPlan(
         "Call it only where CUDA is available",
-        (Replace(call.node, text if call.discarded else f"({text})"),),
+        (Replace(call.node, guarded_call(call, original, "{torch}.cuda", stand_in)),),
         safety,
     )
+
+
+def guarded_call(call: CallRecord, text: str, backend: str, stand_in: str) -> str:
+    """``text`` (the call's new code) run only where ``backend`` is available: an ``if``
+    block for a statement alone on its line, else a conditional expression."""
+    if call.own_line:
+        return f"if {backend}.is_available():{{nl}}{{indent}}{{tab}}{text}"
+    text = f"{text} if {backend}.is_available() else {stand_in}"
+    return text if call.discarded else f"({text})"
 
 
 def generic_fix(
@@ -139,8 +150,7 @@ def generic_fix(
             return None
         if api.without_cuda is None and not call.discarded:
             safety = "unsafe"
-        new = f"{new} if {{torch}}.accelerator.is_available() else {stand_in}"
-        new = new if call.discarded else f"({new})"
+        new = guarded_call(call, new, "{torch}.accelerator", stand_in)
     return FixPlan(f"Use `{equivalent}`", (Replace(call.node, new),), safety)
 
 

@@ -246,6 +246,7 @@ class CallRecord:
     keywords: dict[str, Value]
     site: Site
     discarded: bool = False  # a bare expression statement: the result is thrown away
+    own_line: bool = False  # discarded, and alone on its line (not after ``;`` or ``if x:``)
     reference_only: bool = False  # compared, returned or a default: not a placement itself
     casts_only: bool = False  # ``x.to(torch.float16)``, ``x.to(x.dtype)``: no device named
     # ``"pin_memory": True`` of an unguarded dict the call unpacks (``**kwargs``)

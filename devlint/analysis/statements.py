@@ -122,7 +122,12 @@ class StatementInterpreter(Interpreter):
         kind = type(stmt)
         if kind is cst.SimpleStatementLine:
             assert isinstance(stmt, cst.SimpleStatementLine)
-            return any(self.small_statement(small) for small in stmt.body)
+            exits = any(self.small_statement(small) for small in stmt.body)
+            if len(stmt.body) == 1 and type(stmt.body[0]) is cst.Expr:
+                record = self.rec.calls.get(id(stmt.body[0].value))
+                if record is not None:
+                    record.own_line = record.discarded
+            return exits
         if kind is cst.If:
             assert isinstance(stmt, cst.If)
             return self.if_statement(stmt, following)

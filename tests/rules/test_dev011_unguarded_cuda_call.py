@@ -26,8 +26,10 @@ FIXED = {
     (2, 0): """\
 import torch
 
-torch.cuda.synchronize() if torch.cuda.is_available() else None
-torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
+if torch.cuda.is_available():
+    torch.cuda.synchronize()
+if torch.cuda.is_available():
+    torch.cuda.reset_peak_memory_stats()
 index = (torch.cuda.current_device() if torch.cuda.is_available() else 0)
 free, total = (torch.cuda.mem_get_info() if torch.cuda.is_available() else (0, 0))
 print(index, free, total, (torch.cuda.get_device_name(index) if torch.cuda.is_available() else "cpu"))
@@ -35,8 +37,10 @@ print(index, free, total, (torch.cuda.get_device_name(index) if torch.cuda.is_av
     (2, 6): """\
 import torch
 
-torch.accelerator.synchronize() if torch.accelerator.is_available() else None
-torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
+if torch.accelerator.is_available():
+    torch.accelerator.synchronize()
+if torch.cuda.is_available():
+    torch.cuda.reset_peak_memory_stats()
 index = (torch.accelerator.current_device_index() if torch.accelerator.is_available() else 0)
 free, total = (torch.cuda.mem_get_info() if torch.cuda.is_available() else (0, 0))
 print(index, free, total, (torch.cuda.get_device_name(index) if torch.cuda.is_available() else "cpu"))
@@ -44,8 +48,10 @@ print(index, free, total, (torch.cuda.get_device_name(index) if torch.cuda.is_av
     (2, 10): """\
 import torch
 
-torch.accelerator.synchronize() if torch.accelerator.is_available() else None
-torch.accelerator.memory.reset_peak_memory_stats() if torch.accelerator.is_available() else None
+if torch.accelerator.is_available():
+    torch.accelerator.synchronize()
+if torch.accelerator.is_available():
+    torch.accelerator.memory.reset_peak_memory_stats()
 index = (torch.accelerator.current_device_index() if torch.accelerator.is_available() else 0)
 free, total = (torch.accelerator.memory.get_memory_info() if torch.accelerator.is_available() else (0, 0))
 print(index, free, total, (torch.cuda.get_device_name(index) if torch.cuda.is_available() else "cpu"))
@@ -70,7 +76,7 @@ def test_statements_are_safe_used_values_unsafe() -> None:
     safety = {d.start.row: d.fix.applicability if d.fix else None for d in found}
     assert safety == {3: "safe", 4: "safe", 5: "unsafe", 6: "unsafe", 7: "unsafe"}
     safe_only = fix_text(PROGRAM, "x.py", _options((2, 10))).text
-    assert safe_only.splitlines()[4:] == PROGRAM.splitlines()[4:]
+    assert safe_only.splitlines()[6:] == PROGRAM.splitlines()[4:]  # two if blocks above
 
 
 def test_no_stand_in_no_fix() -> None:
@@ -98,3 +104,25 @@ def test_the_fixed_program_runs_without_cuda(target: TorchVersion, tmp_path: Pat
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "0 0 0 cpu\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "fixed"),
+    [
+        (
+            "torch.cuda.synchronize()  # wait\n",
+            "if torch.cuda.is_available():\n    torch.cuda.synchronize()  # wait\n",
+        ),
+        (
+            "x = 1; torch.cuda.synchronize()\n",
+            "x = 1; torch.cuda.synchronize() if torch.cuda.is_available() else None\n",
+        ),
+        (
+            "if x: torch.cuda.synchronize()\n",
+            "if x: torch.cuda.synchronize() if torch.cuda.is_available() else None\n",
+        ),
+    ],
+)
+def test_a_statement_alone_on_its_line_goes_in_an_if_block(line: str, fixed: str) -> None:
+    source = "import torch\nx = 0\n" + line
+    assert fix_text(source, "x.py", _options((2, 0))).text == "import torch\nx = 0\n" + fixed

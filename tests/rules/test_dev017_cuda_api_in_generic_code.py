@@ -39,7 +39,8 @@ def test_the_fix_keeps_what_the_cuda_call_did_without_cuda() -> None:
     fixed = fix_text(LIBRARY, "x.py", options).text
     assert fixed.splitlines()[5:] == [
         "        torch.accelerator.synchronize()",
-        "    torch.accelerator.memory.empty_cache() if torch.accelerator.is_available() else None",
+        "    if torch.accelerator.is_available():",
+        "        torch.accelerator.memory.empty_cache()",
         "    return (torch.accelerator.memory.memory_allocated(device) "
         "if torch.accelerator.is_available() else 0)",
     ]
