@@ -134,10 +134,16 @@ class FixContext:
         if "selection_str" in needed:
             choice = selection_code(self.accelerator_api, names["torch"], self.code, string=True)
             names["selection_str"] = choice
-        if any("{device_or_cpu}" in text for text in texts):
+        if any("{device_or_cpu}" in text or "{device_is_cuda}" in text for text in texts):
             existing = self.scopes.device_at(first_row)
             plain = existing is not None and existing is not NEW and existing.hoist is None
             names["device_or_cpu"] = existing.expression if plain and existing else '"cpu"'
+            # a device string or a torch.device alike (not ``device.type``: a string has none)
+            names["device_is_cuda"] = (
+                f'str({existing.expression}).startswith("cuda")'
+                if plain and existing
+                else f"{names['torch']}.cuda.is_available()"
+            )
         if "device" in needed:
             device = self.scopes.device_at(first_row)
             if device is None:
@@ -236,11 +242,12 @@ class FixContext:
 
 def _names_needed(text: str) -> set[str]:
     """The placeholders in a template that need ``torch`` in scope or a device variable."""
-    return {
+    needed = {
         name
         for name in ("torch", "device", "selection", "selection_str")
         if "{" + name + "}" in text
     }
+    return needed | {"torch"} if "{device_is_cuda}" in text else needed
 
 
 def _edit_key(edit: Edit) -> tuple[Location, Location]:

@@ -34,6 +34,9 @@ class Replace:
       device, the device of a model passed in by a caller that owns a device); when there
       is none, one device selection is added after the imports;
     - ``{device_or_cpu}``: the device variable in scope, else ``"cpu"``;
+    - ``{device_is_cuda}``: whether that device is CUDA (``str(device).startswith("cuda")``),
+      else ``torch.cuda.is_available()``;
+    - ``{selection_str}``: the same choice as ``{selection}``, as a device string;
     - ``{selection}``: the device-selection expression (``accelerator-api``);
     - ``{torch}``: the name ``torch`` is imported as (``import torch`` is added if needed);
     - ``{nl}``, ``{indent}``, ``{tab}``: the file's newline, the indentation of the line

@@ -34,7 +34,10 @@ class PinMemoryWithoutCuda(Rule):
 
     ## Fix safety
     Replacing `True` by `torch.cuda.is_available()` is safe: it keeps pinning exactly
-    where it helps. `x.pin_memory()` on a name becomes
+    where it helps. Where the code already chose a device (a `device` variable or
+    parameter, `self.device`), the fix follows that choice instead:
+    `pin_memory=str(device).startswith("cuda")` (a device string or a `torch.device`
+    alike), so a `--no-accel` or `--device cpu` run does not pin. `x.pin_memory()` on a name becomes
     `(x.pin_memory() if torch.cuda.is_available() else x)`; on other expressions there
     is no fix (the receiver would be evaluated twice).
     """
@@ -85,7 +88,7 @@ def _may_load(callee: str | None) -> bool:
 def _fix_value(value: cst.BaseExpression) -> FixPlan:
     return FixPlan(
         "Pin memory only when CUDA is available",
-        (Replace(value, "{torch}.cuda.is_available()"),),
+        (Replace(value, "{device_is_cuda}"),),
     )
 
 

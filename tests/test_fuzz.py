@@ -645,10 +645,8 @@ def test_form_feed_in_a_notebook_cell_stays_in_its_comment(tmp_path: Path) -> No
             'torch.amp.autocast("cuda", enabled=False, dtype=torch.bfloat16)',
         ),
         ("autocast(on, dtype=d, **kw)", 'torch.amp.autocast("cuda", enabled=on, dtype=d, **kw)'),
-        (
-            "torch.cuda.amp.GradScaler(2.0, enabled=e)",
-            'torch.amp.GradScaler("cuda", 2.0, enabled=e)',
-        ),
+        # torch.amp.GradScaler takes a device from 2.3: no fix at the default target
+        ("torch.cuda.amp.GradScaler(2.0, enabled=e)", "torch.cuda.amp.GradScaler(2.0, enabled=e)"),
         ("autocast(*args)", "autocast(*args)"),
     ],
 )
