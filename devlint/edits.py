@@ -139,11 +139,12 @@ class FixContext:
             plain = existing is not None and existing is not NEW and existing.hoist is None
             names["device_or_cpu"] = existing.expression if plain and existing else '"cpu"'
             # a device string or a torch.device alike (not ``device.type``: a string has none)
-            names["device_is_cuda"] = (
-                f'str({existing.expression}).startswith("cuda")'
-                if plain and existing
-                else f"{names['torch']}.cuda.is_available()"
-            )
+            if "torch" in names:  # asked for ``{device_is_cuda}``
+                names["device_is_cuda"] = (
+                    f'str({existing.expression}).startswith("cuda")'
+                    if plain and existing
+                    else f"{names['torch']}.cuda.is_available()"
+                )
         if "device" in needed:
             device = self.scopes.device_at(first_row)
             if device is None:

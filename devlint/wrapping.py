@@ -29,6 +29,7 @@ from devlint.source import LINE_BREAK
 
 _STATEMENT_VALUES = (cst.Assign, cst.AnnAssign, cst.Return)
 _COMMENT = re.compile(r"\s+#[^'\"]*$")
+_PRAGMA = re.compile(r"#\s*(noqa|type:|pyright:|pylint:|mypy:|pragma:|isort:|nosec|fmt:)", re.I)
 
 Candidates = Callable[["_Layout", cst.BaseExpression, bool], Iterator[cst.BaseExpression]]
 
@@ -45,12 +46,26 @@ class Wrapper:
     ) -> None:
         self.module, self.code, self.positions, self.limit = module, code, positions, line_length
         self.lines = LINE_BREAK.split(code)
+        self.strict = True  # within the limit; else no longer than the lines replaced
         self.starts = [0, 0, *(found.end() for found in LINE_BREAK.finditer(code))]
 
     def fit(self, node: cst.CSTNode, statement: cst.CSTNode | None, edit: Edit) -> Edit:
-        """``edit`` (made at ``node``, in ``statement``), wrapped if it is too long."""
+        """``edit`` (made at ``node``, in ``statement``), wrapped if it is too long: the
+        first layout within the limit; where none is, the edit as it is if its lines are
+        no longer than the longest it replaces, else the first layout that is."""
+        self.strict = True
         if self._fits(edit) or statement is None:
             return edit
+        wrapped = self._layout(node, statement, edit)
+        if wrapped is not None:
+            return wrapped
+        self.strict = False
+        try:
+            return edit if self._fits(edit) else self._layout(node, statement, edit) or edit
+        finally:
+            self.strict = True
+
+    def _layout(self, node: cst.CSTNode, statement: cst.CSTNode, edit: Edit) -> Edit | None:
         path = list(_path(statement, node))
         pairs = list(zip([None, *path], path, strict=False))
         steps: list[tuple[Candidates, list[tuple[cst.CSTNode | None, cst.CSTNode]]]] = [
@@ -67,7 +82,7 @@ class Wrapper:
         for candidates, order in steps:
             for parent, outer in order:
                 wrapped = wrapped or self._wrap(outer, parent, edit, candidates)
-        return wrapped or edit
+        return wrapped
 
     def _parameters(self, node: cst.Parameters, edit: Edit) -> Edit | None:
         """A ``def`` whose parameters the edit made too long: one parameter a line."""
@@ -135,6 +150,9 @@ class Wrapper:
         layout = _Layout(indent, indent + self.module.default_indent)
         alone = isinstance(parent, _STATEMENT_VALUES) and getattr(parent, "value", None) is node
         alone = alone or (statement and not isinstance(node, cst.Expr))
+        if candidates == _Layout.conditional:  # the last resort for a default or an argument
+            alone = alone or (isinstance(parent, cst.Param) and node is parent.default)
+            alone = alone or (isinstance(parent, cst.Arg) and node is parent.value)
         for wrapped in candidates(layout, value, alone):
             result = Edit(self.module.code_for_node(rebuild(wrapped)), start, end)
             if self._fits(result):
@@ -149,7 +167,7 @@ class Wrapper:
             + edit.content
             + self.lines[edit.end.row - 1][edit.end.column - 1 :]
         )
-        longest = max(self.limit, *(_width(line) for line in before))
+        longest = self.limit if self.strict else max(self.limit, *map(_width, before))
         return all(_width(line) <= longest for line in LINE_BREAK.split(after))
 
     def _text(self, start: Location, end: Location) -> str:
@@ -268,9 +286,13 @@ def _parse(
 
 
 def _width(line: str) -> int:
-    """A line's length without its trailing comment (a guess that ignores ``#`` in strings
-    only when no quote follows it)."""
-    return len(_COMMENT.sub("", line))
+    """A line's length as ruff's E501 counts it: a trailing pragma comment (``# noqa``,
+    ``# type:``...) does not count (a guess that ignores ``#`` in strings only when no quote
+    follows it)."""
+    comment = _COMMENT.search(line)
+    if comment is not None and _PRAGMA.match(comment.group().lstrip()):
+        return comment.start()
+    return len(line)
 
 
 def _path(root: cst.CSTNode, target: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -177,14 +177,15 @@ def test_a_pinned_copy_is_split_inside_its_parentheses() -> None:
     )
 
 
-def test_a_trailing_comment_and_a_wider_line_length_leave_the_line_alone() -> None:
+def test_a_trailing_comment_counts_and_a_wider_line_length_leaves_the_line_alone() -> None:
     text = "import torch\nfrom torch.utils.data import DataLoader\n\n"
     text += "loader = DataLoader(data, batch_size=64, pin_memory=True)  # the training batches\n"
-    assert "pin_memory=torch.cuda.is_available())  # the training batches\n" in fixed(
-        text, "DEV005"
+    assert fixed(text, "DEV005").endswith(
+        "loader = DataLoader(\n    data, batch_size=64, pin_memory=torch.cuda.is_available()\n"
+        ")  # the training batches\n"
     )
     long = text.replace("DataLoader(data,", "DataLoader(dataset_for_training, shuffle=True,")
-    wide = CheckOptions(frozenset({"DEV005"}), line_length=120)
+    wide = CheckOptions(frozenset({"DEV005"}), line_length=140)
     result = fix_text(long, "example.py", wide, unsafe=True).text
     assert (
         "DataLoader(dataset_for_training, shuffle=True, batch_size=64, pin_memory=torch" in result
@@ -227,7 +228,7 @@ def test_parameters_already_one_a_line_keep_their_place() -> None:
     text += "    return torch.zeros(3, device=device) * probability\n"
     result = fixed(text, "DEV003")
     assert result.startswith("import torch\n\n\ndef erase(\n        probability=0.5,\n")
-    assert '        device=torch.device(\n            "cuda"\n' in result
+    assert '        device=(\n            "cuda"\n' in result
     assert "        ),\n):\n" in result
     assert layout_problems(text, result) == []
 

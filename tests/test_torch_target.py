@@ -87,10 +87,10 @@ def _fix(tmp_path: Path, *options: str) -> tuple[int, str]:
 def test_the_option_picks_the_fix(tmp_path: Path) -> None:
     _project(tmp_path, "pyproject.toml", '[project]\ndependencies = ["torch>=2.1"]\n')
     code, text = _fix(tmp_path)
-    assert code == 0 and "torch.cuda.synchronize() if torch.cuda.is_available()" in text
+    assert code == 0 and "if torch.cuda.is_available():\n    torch.cuda.synchronize()" in text
     code, text = _fix(tmp_path, "--target-torch", "2.6")
     assert code == 0
-    assert "torch.accelerator.synchronize() if torch.accelerator.is_available()" in text
+    assert "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()" in text
 
 
 def test_the_project_declaration_picks_the_fix(tmp_path: Path) -> None:
