@@ -317,7 +317,7 @@ def columns(releases: list[Release]) -> tuple[dict[str, str], dict, dict, list[s
     table = {}
     for name in every:
         letters = "".join(column.get(name, "-") for column in per_release)
-        if "M" in letters or "F" in letters:
+        if "M" in letters or "F" in letters or ("K" in letters and "C" in letters):
             table[name] = letters
     return table, outside, fallback, problems
 

@@ -17,8 +17,9 @@ always sends to the CPU). One letter per release says what an operator does on M
 - ``-``: the release has no such operator, or only kernels for sparse, quantized or
   other non-strided tensors.
 
-Only operators that are ``F`` or ``M`` in some release are stored: any other operator
-of the yaml runs on MPS in every release that has it. Keys are the operator names of the
+Only operators that are ``F`` or ``M`` in some release, or ``K`` in some and ``C`` in
+others, are stored: any other operator of the yaml runs on MPS in every release that has
+it, always by a kernel or always by decomposition. Keys are the operator names of the
 yaml (``linalg_svd.U``: name and overload), as ``TorchDispatchMode`` sees them.
 """
 
@@ -104,7 +105,8 @@ def release_index(release: TorchVersion) -> int | None:
 
 @cache
 def operators() -> dict[str, Operator]:
-    """Every operator that lacks an MPS kernel in some supported release, by name."""
+    """Every operator that lacks an MPS kernel in some supported release (or gained or
+    lost one where a composite kernel served it), by name."""
     return {name: Operator(name, statuses) for name, statuses in _data()["operators"].items()}
 
 
@@ -125,7 +127,7 @@ def normalize(name: str) -> str:
 
 def status(name: str, release: TorchVersion) -> Status:
     """What operator ``name`` does on MPS in ``release`` (``K`` when the table does not
-    list it: it runs there, or the release has no such operator)."""
+    list it: it runs there in every release)."""
     entry = lookup(name)
     return entry.status(release) if entry is not None else "K"
 
