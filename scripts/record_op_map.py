@@ -216,13 +216,10 @@ SPECS: list[Spec] = [
         "F.embedding_bag(i, torch.randn(10, 4), torch.tensor([0]))",
     ),
     Spec("torch.nn.EmbeddingBag", "m(i, torch.tensor([0]))", "m = nn.EmbeddingBag(10, 4)"),
-    Spec(
-        "torch.nn.functional.rrelu",
-        "F.rrelu(x, training=True)",
-        when={"training": True},
-        positions={"training": 3},
-    ),
-    Spec("torch.nn.RReLU", "m(x)", "m = nn.RReLU()"),
+    # RReLU samples its slopes in training and uses their mean in evaluation, both through
+    # rrelu_with_noise (first recorded in training only: virtual MPS showed the other).
+    Spec("torch.nn.functional.rrelu", "F.rrelu(x, training=True); F.rrelu(x)"),
+    Spec("torch.nn.RReLU", "m(x); m.eval(); m(x)", "m = nn.RReLU()"),
     Spec("torch.nn.functional.multi_margin_loss", "F.multi_margin_loss(x[:3], i % 4)"),
     Spec("torch.nn.MultiMarginLoss", "m(x[:3], i % 4)", "m = nn.MultiMarginLoss()"),
     Spec(
@@ -371,6 +368,8 @@ SPECS: list[Spec] = [
         "s.scale(w.sum()).backward(); s.step(o); s.update()",
         "w = nn.Parameter(torch.randn(3)); o = torch.optim.SGD([w], lr=0.1); "
         "s = torch.amp.GradScaler('cpu')",
+        when={"enabled": "absent or True"},
+        positions={"enabled": 5},
         kind="object",
     ),
 ]

@@ -12,6 +12,8 @@ for a module) and what they must be: ``"given"`` (present and not ``None``/``Fal
 or a literal value; ``positions`` gives their positional index where they may be passed
 by position. Among a call's entries, the one whose conditions all hold with the most
 conditions wins; a call that matches none runs its operators on MPS in every release.
+``"absent or True"`` holds for a switch that is on by default and not written off (a
+non-literal value may be off: the condition does not hold).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ CallKind = Literal["function", "method", "module", "object"]
 Outcome = Literal["K", "F", "M"]  # runs on MPS, falls back to the CPU, fails
 _RANK = {"K": 0, "F": 1, "M": 2}
 GIVEN = "given"
+ABSENT_OR_TRUE = "absent or True"  # a switch on by default (``GradScaler(enabled=...)``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +93,7 @@ def methods() -> frozenset[str]:
     return frozenset(call.split(".", 1)[1] for call in entries() if call.startswith("Tensor."))
 
 
-def matching(call: str, arguments: Mapping[str, object]) -> CallEntry | None:
+def matching(call: str, arguments: Mapping[str | int, object]) -> CallEntry | None:
     """The entry of ``call`` for these arguments: ``arguments`` maps each keyword (or
     ``positions``' index, as an ``int``) to its literal value, ``...`` when it is not a
     literal, ``None`` when absent (or written ``None``)."""
@@ -102,24 +105,29 @@ def matching(call: str, arguments: Mapping[str, object]) -> CallEntry | None:
     return best
 
 
-def _holds(entry: CallEntry, name: str, want: object, arguments: Mapping[str, object]) -> bool:
+def _holds(
+    entry: CallEntry, name: str, want: object, arguments: Mapping[str | int, object]
+) -> bool:
     value = arguments.get(name)
     position = entry.positions.get(name)
     if value is None and position is not None:
-        value = arguments.get(position)  # type: ignore[call-overload]
+        value = arguments.get(position)
     if want == GIVEN:
         return value is not None and value is not False
+    if want == ABSENT_OR_TRUE:
+        return value is None or value is True
     return value == want
 
 
 def outcome(ops: Sequence[OpTree], release: TorchVersion) -> Verdict | None:
-    """The worst of ``ops`` on MPS in ``release`` (None: all run there)."""
-    worst: Verdict | None = None
-    for op in ops:
-        verdict = _outcome(op, release)
-        if verdict is not None and (worst is None or _RANK[verdict.outcome] > _RANK[worst.outcome]):
-            worst = verdict
-    return worst
+    """The worst of ``ops`` on MPS in ``release`` (None: all run there): failing before
+    falling back, and of those the one that gained a kernel last (or never)."""
+    verdicts = [v for v in (_outcome(op, release) for op in ops) if v is not None]
+    return max(verdicts, key=_severity, default=None)
+
+
+def _severity(verdict: Verdict) -> tuple[int, TorchVersion]:
+    return _RANK[verdict.outcome], verdict.since or (99, 99)
 
 
 def _outcome(op: OpTree, release: TorchVersion) -> Verdict | None:

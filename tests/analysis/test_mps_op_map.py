@@ -65,8 +65,11 @@ def test_conditions_read_keywords_and_positions() -> None:
     assert matching("torch.nn.Embedding", {"max_norm": None}) is None
     assert matching("torch.nn.Embedding", {}) is None
     assert matching("torch.nn.RReLU", {}) is not None
-    assert matching("torch.nn.functional.rrelu", {"training": True}) is not None
-    assert matching("torch.nn.functional.rrelu", {"training": ...}) is None
+    assert matching("torch.nn.functional.rrelu", {"training": ...}) is not None  # both ways
+    assert matching("torch.amp.GradScaler", {}) is not None
+    assert matching("torch.amp.GradScaler", {"enabled": True}) is not None
+    assert matching("torch.amp.GradScaler", {5: False}) is None
+    assert matching("torch.amp.GradScaler", {"enabled": ...}) is None  # may be off
     entry = matching("torch.unique", {"dim": 0})
     assert entry is not None and entry.when == {"dim": GIVEN}
 
