@@ -1,8 +1,10 @@
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import libcst as cst
 
 from devlint.analysis.facts import Conditional, FileFacts
+from devlint.analysis.mps_calls import mps_note
 from devlint.analysis.torch_api import CPU_DEVICE_INDEX
 from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value, may_be_placed
 from devlint.codemod import mps_variant, statement_lines
@@ -69,7 +71,8 @@ class CudaWithoutMpsFallback(Rule):
 
     ## Fix safety
     Both fixes are unsafe: on a Mac the code then runs on MPS, where some operators are
-    missing or behave differently. A device choice gains an MPS branch
+    missing or behave differently. The fix's help names the operators of the file that
+    have no MPS kernel in `target-torch` or fall back to the CPU there (DEV019's table). A device choice gains an MPS branch
     (`... else "mps" if torch.backends.mps.is_available() else "cpu"`, or an `elif`).
     `x.cuda() if ... else x` becomes `x.to(device)`, with one device selection after the
     imports ("method two").
@@ -81,6 +84,7 @@ class CudaWithoutMpsFallback(Rule):
     fix = "unsafe"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
+        note: str | None = None  # the operators MPS lacks in this file (DEV019's table)
         for conditional in facts.conditionals:
             test = conditional.test
             if test.kind is not Kind.GUARD or test.qualname != "cuda" or not test.polarity:
@@ -96,6 +100,9 @@ class CudaWithoutMpsFallback(Rule):
                     yield Finding(node, TYPE_MESSAGE)
                     continue
                 fix = _add_mps(conditional, _gate(conditional)) if test.polarity > 0 else None
+                if fix is not None:
+                    note = mps_note(facts, self.settings.target_torch) if note is None else note
+                    fix = replace(fix, message=fix.message + note)
                 yield Finding(node, MESSAGE, fix)
 
 

@@ -32,6 +32,7 @@ def test_wheel_contents(tmp_path: Path) -> None:
         "discovery",
     ):
         assert f"devlint/{module}.py" in names
+    assert "devlint/analysis/mps_coverage.json" in names  # DEV019's table
     assert not any(name.startswith(("rules/", "fixtures/", "tests/")) for name in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "devlint = devlint.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

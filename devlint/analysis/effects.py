@@ -123,10 +123,11 @@ class EffectInterpreter(ExpressionInterpreter):
             if not parts or len(known) < len(parts) or None in known:
                 return Value(Kind.MODULE)  # where its parts are: unknown
             known = [p.where for p in parts if not p.stateless] or known  # ``nn.ReLU()``
-            return Value(Kind.MODULE, join_placements(known))
+            return Value(Kind.MODULE, join_placements(known), built_by=node)
         device = keywords.get("device")
         where = device.where if device is not None and device.kind is Kind.DEVICE else CPU
-        return Value(Kind.MODULE, where, stateless=torch_api.is_stateless_module(callee))
+        stateless = torch_api.is_stateless_module(callee)
+        return Value(Kind.MODULE, where, stateless=stateless, built_by=node)
 
     def effect_parameter(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]

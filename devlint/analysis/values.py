@@ -151,6 +151,9 @@ class Value:
     # (``guards.may_guard_cuda``). Also a function's parameter that every call in the file
     # passes a moved value of unknown kind (a model of a class from elsewhere).
     from_caller: bool = False
+    # MODULE made by a ``torch.nn`` class: that constructor call, kept through moves
+    # (DEV019 reads its arguments: ``nn.Embedding(..., max_norm=1.0)``).
+    built_by: cst.Call | None = field(default=None, compare=False)
 
     def moved(self, where: Placement) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
@@ -162,6 +165,7 @@ class Value:
             qualname=qualname,
             stateless=self.stateless,
             float64=self.float64,
+            built_by=self.built_by if kind is Kind.MODULE else None,
         )
 
     def derived(self) -> Value:

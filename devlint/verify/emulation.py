@@ -89,6 +89,11 @@ VIRTUALS: dict[str, Virtual] = {
         "a float64 tensor on virtual MPS raises MPS's own TypeError", at_flagged_line=False
     ),
 }
+VIRTUALS["DEV019"] = Virtual(
+    "an aten operator without an MPS kernel raises torch's NotImplementedError on virtual "
+    "MPS (mps_ops.py); MPSFallback.mm's operators warn and run",
+    at_flagged_line=False,  # a module is reported where it is built, fails where called
+)
 DEFAULT = Virtual("the rule's programs run under the virtual device", at_flagged_line=False)
 
 

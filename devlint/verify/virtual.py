@@ -22,7 +22,10 @@ as on a machine with that accelerator, while every tensor really lives on the CP
   CUDA device but torch.cuda.is_available() is False. …`` where CUDA is absent and no
   ``map_location`` maps it away;
 - on MPS, a float64 tensor raises ``TypeError: Cannot convert a MPS Tensor to float64
-  dtype as the MPS framework doesn't support float64. Please use float32 instead.``.
+  dtype as the MPS framework doesn't support float64. Please use float32 instead.``;
+- on MPS, an aten operator without an MPS kernel in the emulated torch release raises
+  torch's ``NotImplementedError``, or warns and runs where torch falls back to the CPU
+  (``mps_ops.py``).
 
 Mechanism: a ``torch.overrides.TorchFunctionMode``. Measured on torch 2.11 and 2.13, it
 sees every torch function and Tensor method, the ``device`` / ``is_cuda`` / ``grad``
@@ -48,6 +51,7 @@ fixture processes, and it loads its sibling the same way.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -108,6 +112,7 @@ class VirtualDevice:
         self._pinned: dict[int, tuple[weakref.ref[Any], str]] = {}
         self._undo: list[Callable[[], None]] = []
         self._mode: Any = None
+        self._ops: Any = None  # on MPS: mps_ops.OpCheck
         self._handlers = self._special_handlers()
 
     # -- tags -----------------------------------------------------------------------------
@@ -151,6 +156,9 @@ class VirtualDevice:
 
     def __enter__(self) -> VirtualDevice:
         RUNTIME.patch_runtime(self)
+        if self.kind == "mps":  # operators without an MPS kernel raise (mps_ops.py)
+            self._ops = _mps_ops().OpCheck(self.torch)
+            self._undo.append(self._ops.install())
         self._mode = _make_mode(self)
         self._mode.__enter__()
         return self
@@ -205,7 +213,8 @@ class VirtualDevice:
             self._check_same(inputs)
         if name in SYNCING and any(self.is_virtual(device) for device in inputs):
             self.syncs += 1
-        result = func(*args, **kwargs)
+        with self._ops_checked(target, inputs):
+            result = func(*args, **kwargs)
         device = target or next((d for d in inputs if d != "cpu"), "cpu")
         if name in ("__repr__", "__format__", "__str__") and isinstance(result, str):
             return _with_device(result, device)
@@ -214,6 +223,10 @@ class VirtualDevice:
                 self._check_float64(result)
             self._tag_all(result, device)
         return result
+
+    def _ops_checked(self, target: str | None, inputs: list[str]) -> Any:
+        on_mps = any(d.startswith("mps") for d in (target or "", *inputs))
+        return self._ops.checking(on_mps) if self._ops is not None else contextlib.nullcontext()
 
     def _input_devices(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
         """The devices of the tensor arguments, CPU 0-dim tensors left out, in order."""
@@ -420,6 +433,20 @@ def _runtime() -> Any:
 
 
 RUNTIME = _runtime()
+
+
+def _mps_ops() -> Any:
+    """``mps_ops.py`` beside this file, as ``_runtime`` finds its module."""
+    if __package__:
+        return importlib.import_module(f"{__package__}.mps_ops")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mps_ops.py")
+    spec = importlib.util.spec_from_file_location("_devlint_mps_ops", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 NO_CUDA: str = RUNTIME.NO_CUDA
 NO_CUDA_LOAD: str = RUNTIME.NO_CUDA_LOAD
 
