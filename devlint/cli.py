@@ -31,7 +31,6 @@ from devlint.api import (
 )
 from devlint.config import ConfigError
 from devlint.diagnostics import Diagnostic
-from devlint.discovery import DiscoveryError
 from devlint.docs import DEFAULT_DOCS_URL
 from devlint.noqa import add_noqa as add_noqa_directives
 from devlint.report import (
@@ -360,7 +359,7 @@ def _errors(verbose: bool) -> Iterator[None]:
     """Problems with the input: one line and exit 2; a devlint bug: the same, or a traceback."""
     try:
         yield
-    except (UserError, UsageError, ConfigError, DiscoveryError) as error:
+    except (UserError, UsageError, ConfigError) as error:
         _fail(str(error))
     except Exception as error:  # a bug in devlint: one line, the traceback on request
         if verbose:
