@@ -252,10 +252,8 @@ def lint_source(
         except UnicodeEncodeError as error:
             found = check_text(source.text, display, options)
             return FileResult(found, error=f"{display}: not fixed: {error}")
-        old, new = (
-            (display, display) if display.startswith("/") else (f"a/{display}", f"b/{display}")
-        )
-        diff = unified_diff(source.text, result.text, old, new)
+        # The path as shown, as ruff writes it (and as notebooks' cell headers): patch -p0.
+        diff = unified_diff(source.text, result.text, display, display)
         return FileResult(result.diagnostics, result.applied, diff, fixed=data)
     assert source.data is not None  # a notebook is always read from bytes
     try:
