@@ -52,6 +52,23 @@ def test_path_without_subcommand_reports_and_exits_1(project: Path) -> None:
     assert devlint("src/", "--output-format", "text", cwd=project).stdout.splitlines() == concise
 
 
+def test_full_output_says_why_there_is_no_fix(project: Path) -> None:
+    (project / "src" / "more.py").write_text(
+        "import torch\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n"
+        "x = torch.zeros(3).cuda(1)\n"
+    )
+    result = devlint("src/more.py", "--extend-select", "DEV010", cwd=project)
+    helps = [line for line in result.stdout.splitlines() if line.startswith("help: ")]
+    assert helps == [
+        "help: No fix: moving to DDP changes how the program is launched.",  # never fixed
+        "help: No automatic fix in this case (see Fix safety in `devlint rule DEV003`)",
+    ]
+    turned_off = devlint("src/bug.py", "--unfixable", "DEV003", cwd=project).stdout
+    assert "help: No automatic fix: fixes of DEV003 are turned off (`fixable` / `unfixable`)" in (
+        turned_off.splitlines()
+    )
+
+
 def test_the_installed_script_runs(project: Path) -> None:
     """The real script, in its own process, says what the in-process runs say, stdin too."""
     script_path = str(Path(sys.executable).with_name("devlint"))  # the console script
