@@ -10,6 +10,7 @@ reading the project modules a file star-imports (next to ``CheckOptions.origin``
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -29,7 +30,7 @@ from devlint.config import (
 )
 from devlint.diagnostics import Diagnostic, FileResult, FixMode
 from devlint.discovery import discover, is_excluded
-from devlint.engine import CheckOptions, check_text, unreadable
+from devlint.engine import UNREADABLE, CheckOptions, check_text, unreadable
 from devlint.fixing import fix_text
 from devlint.noqa import warn_invalid
 from devlint.notebooks import NotWritable, cell_diff, read_notebook, rewrite
@@ -62,6 +63,9 @@ __all__ = [
     "load_settings",
     "read",
 ]
+
+
+LOGGER = logging.getLogger("devlint")
 
 
 class UsageError(Exception):
@@ -248,10 +252,8 @@ def lint_source(
         except UnicodeEncodeError as error:
             found = check_text(source.text, display, options)
             return FileResult(found, error=f"{display}: not fixed: {error}")
-        old, new = (
-            (display, display) if display.startswith("/") else (f"a/{display}", f"b/{display}")
-        )
-        diff = unified_diff(source.text, result.text, old, new)
+        # The path as shown, as ruff writes it (and as notebooks' cell headers): patch -p0.
+        diff = unified_diff(source.text, result.text, display, display)
         return FileResult(result.diagnostics, result.applied, diff, fixed=data)
     assert source.data is not None  # a notebook is always read from bytes
     try:
@@ -288,9 +290,11 @@ def lint_path(
     """Check or fix one file; with ``fix.write`` the fixed file replaces it atomically."""
     try:
         data = path.read_bytes()
-    except OSError as error:
-        message = f"cannot read file: {error.strerror or error}"
-        return FileResult(unreadable(message, display, options))
+    except OSError as error:  # a missing path too: DEV900, as ruff reports E902
+        reason = error.strerror or str(error)
+        if UNREADABLE not in options.codes:  # not silently, as ruff warns with E902 off
+            LOGGER.warning(f"Failed to read {display}: {reason}")
+        return FileResult(unreadable(f"cannot read file: {reason}", display, options))
     result = lint_text(data, display, options, fix)
     if fix is None or not fix.write or result.fixed is None:
         return result

@@ -31,7 +31,6 @@ from devlint.api import (
 )
 from devlint.config import ConfigError
 from devlint.diagnostics import Diagnostic
-from devlint.discovery import DiscoveryError
 from devlint.docs import DEFAULT_DOCS_URL
 from devlint.noqa import add_noqa as add_noqa_directives
 from devlint.report import (
@@ -360,7 +359,7 @@ def _errors(verbose: bool) -> Iterator[None]:
     """Problems with the input: one line and exit 2; a devlint bug: the same, or a traceback."""
     try:
         yield
-    except (UserError, UsageError, ConfigError, DiscoveryError) as error:
+    except (UserError, UsageError, ConfigError) as error:
         _fail(str(error))
     except Exception as error:  # a bug in devlint: one line, the traceback on request
         if verbose:
@@ -404,7 +403,7 @@ def _report(flags: CheckFlags, settings: Settings, outcome: LintOutcome) -> int:
     fmt = flags.output_format or settings.config.output_format or DEFAULT_FORMAT
     with _output(flags, to_stderr=outcome.fixed_stdin is not None) as (out, color):
         options = ReportOptions(
-            rules=_rule_infos(),
+            rules=_rule_infos(settings.unfixable),
             color=color,
             statistics=flags.statistics,
             show_fixes=flags.show_fixes,
@@ -481,11 +480,24 @@ def _print_diff(outcome: LintOutcome, exit_zero: bool, quiet: bool) -> int:
     return 1 if (count or outcome.problems) and not exit_zero else 0
 
 
-def _rule_infos() -> dict[str, RuleInfo]:
+def _rule_infos(unfixable: frozenset[str] = frozenset()) -> dict[str, RuleInfo]:
+    """What the report says about each rule; ``unfixable``: codes whose fixes are off."""
     return {
-        code: RuleInfo(code, rule.name, rule.summary, rule.fix is not None, rule.default)
+        code: RuleInfo(
+            code,
+            rule.name,
+            rule.summary,
+            rule.fix is not None,
+            rule.default,
+            _UNFIXABLE_HELP.format(code=code)
+            if rule.fix is not None and code in unfixable
+            else rule.no_fix_help(),
+        )
         for code, rule in all_rules().items()
     }
+
+
+_UNFIXABLE_HELP = "No automatic fix: fixes of {code} are turned off (`fixable` / `unfixable`)"
 
 
 def _add_noqa(found: list[Diagnostic], exit_zero: bool, say: bool = True) -> int:

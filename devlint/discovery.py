@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pathspec
 
-__all__ = ["DEFAULT_EXCLUDES", "SUFFIXES", "DiscoveryError", "discover", "is_excluded"]
+__all__ = ["DEFAULT_EXCLUDES", "SUFFIXES", "discover", "is_excluded"]
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "build", "dist", "__pycache__",
@@ -37,10 +37,6 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 SUFFIXES: tuple[str, ...] = (".py", ".ipynb")
 
 _GLOB_CHARS = frozenset("*?[]\\!/# ")
-
-
-class DiscoveryError(Exception):
-    """A one-line, user-facing message, e.g. ``path does not exist: foo/``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,9 +255,9 @@ def discover(
 
     ``exclude`` replaces :data:`DEFAULT_EXCLUDES` when given, ``extend_exclude`` adds to
     them; both are matched against a path relative to ``root``. Explicitly named files
-    are always returned, whatever their extension; a path that does not exist is a
-    :class:`DiscoveryError` (a symlink that leads nowhere is returned, to be reported as
-    unreadable). With ``force_exclude`` (ruff's ``--force-exclude``, for pre-commit,
+    are always returned, whatever their extension, and so is a named path that does not
+    exist (or a symlink that leads nowhere): reading it fails, and it is reported as
+    unreadable (DEV900) while the other paths are checked, as ruff reports E902. With ``force_exclude`` (ruff's ``--force-exclude``, for pre-commit,
     which names every file), a named file or directory that an exclude pattern matches,
     or that lies in an excluded directory, is skipped too. Unreadable directories are
     skipped; ``on_error`` (if given) is told about each.
@@ -275,8 +271,6 @@ def discover(
     seen: set[str] = set()
     result: list[Path] = []
     for path in paths:
-        if not os.path.lexists(path):  # a named broken symlink or loop is checked: DEV900
-            raise DiscoveryError(f"path does not exist: {path}")
         if force_exclude and _named_path_excluded(path, root_abs, excludes):
             continue
         if os.path.isdir(path):

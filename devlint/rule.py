@@ -163,6 +163,18 @@ class Rule:
         return inspect.cleandoc(cls.__doc__ or "")
 
     @classmethod
+    def no_fix_help(cls) -> str:
+        """Why a diagnostic of this rule carries no fix, in one line (the ``help:`` line of
+        the ``full`` output): the first paragraph of *Fix safety* ("No fix: ...") for a rule
+        that never fixes, else a pointer to that section (it lists the cases it leaves)."""
+        if cls.fix is not None:
+            return f"No automatic fix in this case (see Fix safety in `devlint rule {cls.code}`)"
+        parts = _SECTION.split(cls.documentation())
+        sections = dict(zip(parts[1::2], parts[2::2], strict=True))
+        first = sections.get("Fix safety", "").strip().split("\n\n")[0]
+        return " ".join(first.split()) or "No automatic fix"
+
+    @classmethod
     def examples(cls) -> list[Example]:
         """The code blocks of the Example and Use instead sections, then INVALID and VALID."""
         found = []

@@ -6,6 +6,7 @@ Loaded only when one of them runs (see ``cli.DefaultGroup.lazy_commands``).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -86,14 +87,19 @@ def _docs_url_of_cwd() -> str:
         _fail(str(error))
 
 
+# Where `devlint docs` writes without -o: the repository's docs/rules/ for Markdown, and
+# site/ (mkdocs' output folder, the README's example) for static HTML.
+DEFAULT_DOCS_DIRECTORY = {"markdown": Path("docs", "rules"), "html": Path("site")}
+
+
 @click.command("docs")
 @click.option(
     "-o",
     "--output",
     "directory",
     type=click.Path(path_type=Path, file_okay=False),
-    required=True,
-    help="The directory to write the pages into (created when missing).",
+    help="The directory to write the pages into, created when missing (default: site/ for "
+    "HTML, docs/rules/ for Markdown).",
 )
 @click.option(
     "--format",
@@ -103,14 +109,17 @@ def _docs_url_of_cwd() -> str:
     show_default=True,
     help="Static HTML pages, or Markdown (as in the repository's docs/rules/).",
 )
-def docs(directory: Path, fmt: str) -> None:
+def docs(directory: Path | None, fmt: str) -> None:
     """Write one page per rule, and an index, from the rules' documentation.
 
     The pages are named after the rules (`unused-noqa.html`): serve DIR anywhere and
     set `docs-url` to its address so that diagnostics link to it.
     """
+    directory = directory or DEFAULT_DOCS_DIRECTORY[fmt]
     try:
         written = write_docs(directory, all_rules(), fmt)
     except OSError as error:
         _fail(f"cannot write the docs into {directory}: {error.strerror or error}")
-    click.echo(f"Wrote {len(written)} pages to {directory}.", err=True)
+    click.echo(
+        f"Wrote {len(written)} pages to {directory}{os.sep} (index: {written[-1]}).", err=True
+    )

@@ -21,8 +21,10 @@ from devlint import __version__
 from devlint.api import Settings, lint_source, load_settings
 from devlint.config import ConfigError, find_config
 from devlint.diagnostics import Diagnostic, FixMode, Location
+from devlint.docs import DEFAULT_DOCS_URL
 from devlint.engine import CheckOptions
 from devlint.noqa import ENGINE_CODES, UNUSED_NOQA, Directive, line_directives, rows_continued
+from devlint.report import ReportOptions, with_urls
 from devlint.source import LINE_BREAK, Source, split_lines
 
 try:
@@ -119,6 +121,10 @@ class SettingsCache:
         self.reported: set[str] = set()
 
     def options_for(self, path: Path) -> CheckOptions:
+        """What ``devlint check path`` would check; a ConfigError when the config is broken."""
+        return self.settings_for(path).options_for(path)
+
+    def settings_for(self, path: Path) -> Settings:
         """The settings ``devlint check path`` would use; a ConfigError when they are broken."""
         config_file = find_config(path.parent)
         stamp = (0, 0)
@@ -128,7 +134,7 @@ class SettingsCache:
         cached = self.configs.get(config_file)
         if cached is None or cached[0] != stamp:
             cached = self.configs[config_file] = (stamp, load_settings(config_file))
-        return cached[1].options_for(path)
+        return cached[1]
 
     def first_report(self, message: str) -> bool:
         """True the first time ``message`` is seen: a broken config is shown once."""
@@ -145,7 +151,8 @@ class CheckedDocument:
     path: Path
     text: str
     options: CheckOptions
-    diagnostics: list[Diagnostic]
+    diagnostics: list[Diagnostic]  # each with its rule page's ``url`` (the editor's link)
+    docs_url: str = DEFAULT_DOCS_URL  # the template of those addresses (``docs-url``)
 
 
 def document_path(uri: str) -> Path | None:
@@ -341,16 +348,22 @@ class _OpenDocuments:
         text = self.server.workspace.get_text_document(uri).source
         previous = self.checked.get(uri)
         try:
-            options = self.settings.options_for(path)
+            settings = self.settings.settings_for(path)
+            options = settings.options_for(path)
         except (ConfigError, OSError) as error:
             self.checked.pop(uri, None)
             self._show_config_error(f"devlint: {error}")
             return None
-        if previous is not None and previous.text == text and previous.options == options:
+        docs_url = settings.config.docs_url or DEFAULT_DOCS_URL
+        if previous is not None and (previous.text, previous.options, previous.docs_url) == (
+            text,
+            options,
+            docs_url,
+        ):
             return previous
-        document = CheckedDocument(
-            path, text, options, lint_source(Source(text), str(path), options).diagnostics
-        )
+        found = lint_source(Source(text), str(path), options).diagnostics
+        linked = with_urls(found, ReportOptions(docs_url=docs_url))  # as the JSON `url`
+        document = CheckedDocument(path, text, options, linked, docs_url)
         self.checked[uri] = document
         return document
 

@@ -4,9 +4,10 @@ from devlint.rule import Rule
 class UnreadableFile(Rule):
     """
     ## What it does
-    Reports a file that devlint could not read or decode: permissions, a broken
-    symlink, bytes that are not valid in the file's encoding (UTF-8, or the one its
-    PEP 263 coding cookie declares).
+    Reports a file that devlint could not read or decode: a path named on the command
+    line that does not exist (the other paths are still checked, as ruff reports E902),
+    permissions, a broken symlink, bytes that are not valid in the file's encoding
+    (UTF-8, or the one its PEP 263 coding cookie declares).
 
     ## Why is this bad?
     A file that cannot be read cannot be checked; silently skipping it would hide bugs.

@@ -21,7 +21,7 @@ class SyntaxErrorInFile(Rule):
     ```
 
     ## Fix safety
-    No fix.
+    No fix: what code that does not parse was meant to say is for its author to decide.
     """
 
     code = "DEV901"

@@ -19,7 +19,7 @@ class InternalError(Rule):
     until the bug is fixed.
 
     ## Fix safety
-    No fix.
+    No fix: the failure is devlint's, not the file's (please report it).
     """
 
     code = "DEV902"

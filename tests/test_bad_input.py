@@ -74,8 +74,8 @@ NO_PROC = "needs Linux /proc/self/mem"
 
 ROWS = [
     # --- paths ---------------------------------------------------------------------------
-    Row("missing-path", args=(".", "nowhere/"), exit=2,
-        stderr="error: path does not exist: nowhere"),
+    Row("missing-path", args=(".", "nowhere/"), expect={**OTHER, "nowhere": [("DEV900", 1)]},
+        message="No such file or directory"),
     Row("explicit-txt-file-is-checked-as-python", {"notes.txt": "Remember the milk.\n"},
         args=(".", "notes.txt"), expect={**OTHER, "notes.txt": [("DEV901", 1)]},
         message="syntax error"),

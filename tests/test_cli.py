@@ -52,6 +52,23 @@ def test_path_without_subcommand_reports_and_exits_1(project: Path) -> None:
     assert devlint("src/", "--output-format", "text", cwd=project).stdout.splitlines() == concise
 
 
+def test_full_output_says_why_there_is_no_fix(project: Path) -> None:
+    (project / "src" / "more.py").write_text(
+        "import torch\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n"
+        "x = torch.zeros(3).cuda(1)\n"
+    )
+    result = devlint("src/more.py", "--extend-select", "DEV010", cwd=project)
+    helps = [line for line in result.stdout.splitlines() if line.startswith("help: ")]
+    assert helps == [
+        "help: No fix: moving to DDP changes how the program is launched.",  # never fixed
+        "help: No automatic fix in this case (see Fix safety in `devlint rule DEV003`)",
+    ]
+    turned_off = devlint("src/bug.py", "--unfixable", "DEV003", cwd=project).stdout
+    assert "help: No automatic fix: fixes of DEV003 are turned off (`fixable` / `unfixable`)" in (
+        turned_off.splitlines()
+    )
+
+
 def test_the_installed_script_runs(project: Path) -> None:
     """The real script, in its own process, says what the in-process runs say, stdin too."""
     script_path = str(Path(sys.executable).with_name("devlint"))  # the console script
@@ -106,10 +123,22 @@ def test_unknown_select_code_is_one_line_exit_2(project: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_missing_path_is_exit_2(project: Path) -> None:
-    result = devlint("nowhere/", cwd=project)
-    assert result.returncode == 2
-    assert result.stderr.strip() == "error: path does not exist: nowhere"
+def test_missing_path_is_a_diagnostic_and_the_rest_is_checked(project: Path) -> None:
+    """As ruff reports E902 for each missing path: DEV900 there, the others checked, exit 1."""
+    result = devlint("nowhere/", "src", "gone.py", "--output-format", "concise", cwd=project)
+    assert (result.returncode, result.stderr) == (1, "")
+    assert result.stdout.splitlines() == [
+        "gone.py:1:1: DEV900 cannot read file: No such file or directory",
+        "nowhere:1:1: DEV900 cannot read file: No such file or directory",
+        "src/bug.py:2:9: DEV003 [*] `.cuda()` without a CUDA availability check",
+        "Found 3 errors (1 fixable with --fix).",
+    ]
+    alone = devlint("nowhere/", "--output-format", "concise", cwd=project)
+    assert alone.returncode == 1
+    assert alone.stdout.splitlines()[0].startswith("nowhere:1:1: DEV900 ")
+    ignored = devlint("nowhere/", "--ignore", "DEV900", cwd=project)
+    assert (ignored.returncode, ignored.stdout) == (0, "All checks passed!\n")
+    assert ignored.stderr == "warning: Failed to read nowhere: No such file or directory\n"
 
 
 def test_ignore_and_per_file_ignores_from_config(project: Path) -> None:
@@ -220,11 +249,9 @@ def test_an_existing_path_named_like_a_command_is_checked(project: Path) -> None
     (project / "checkk").mkdir()
     (project / "checkk" / "bug.py").write_text(BUG)
     assert devlint("checkk", "--output-format", "concise", cwd=project).returncode == 1
-    missing = devlint("nothing_like_it", cwd=project)
-    assert (missing.returncode, missing.stderr) == (
-        2,
-        "error: path does not exist: nothing_like_it\n",
-    )
+    missing = devlint("nothing_like_it", "--output-format", "concise", cwd=project)
+    assert (missing.returncode, missing.stderr) == (1, "")
+    assert missing.stdout.startswith("nothing_like_it:1:1: DEV900 cannot read file: ")
 
 
 def test_statistics_as_json(project: Path) -> None:

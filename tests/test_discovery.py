@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from devlint import discovery
-from devlint.discovery import DEFAULT_EXCLUDES, DiscoveryError, discover
+from devlint.discovery import DEFAULT_EXCLUDES, discover
 
 
 def touch(root: Path, *relatives: str) -> None:
@@ -200,12 +200,12 @@ def test_no_duplicates_and_arguments_in_order(tmp_path: Path) -> None:
     assert found(tmp_path, "a/x.py", "a") == ["a/x.py"]
 
 
-def test_missing_path_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_path_is_returned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading it fails later: a DEV900 diagnostic for it, and the other paths checked."""
     monkeypatch.chdir(tmp_path)
     touch(tmp_path, "a.py")
-    with pytest.raises(DiscoveryError) as caught:
-        discover([Path("a.py"), Path("nowhere/")], root=tmp_path)
-    assert str(caught.value) == "path does not exist: nowhere"
+    files = discover([Path("a.py"), Path("nowhere/"), Path("gone.py")], root=tmp_path)
+    assert files == [Path("a.py"), Path("nowhere"), Path("gone.py")]
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -79,20 +80,34 @@ def test_docs_command_writes_the_site(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "unused-noqa.html").is_file()
+    assert (
+        result.stderr
+        == f"Wrote {len(all_rules()) + 1} pages to site{os.sep} (index: {Path('site', 'index.html')}).\n"
+    )
     (tmp_path / "file").write_text("")
     refused = devlint("docs", "--output", "file/site", cwd=tmp_path)
     assert refused.returncode == 2 and refused.stderr.startswith("error: cannot write the docs")
 
 
+def test_docs_without_output_writes_to_the_default_folder(tmp_path: Path) -> None:
+    """No -o: HTML goes to site/, Markdown to docs/rules/ (as this repository keeps it)."""
+    html = devlint("docs", cwd=tmp_path)
+    assert html.returncode == 0, html.stderr
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert html.stderr.startswith(f"Wrote {len(all_rules()) + 1} pages to site{os.sep} ")
+    markdown = devlint("docs", "--format", "markdown", cwd=tmp_path)
+    assert markdown.returncode == 0, markdown.stderr
+    assert (tmp_path / "docs" / "rules" / "README.md").is_file()
+    assert f"pages to {Path('docs', 'rules')}{os.sep} " in markdown.stderr
+
+
 def test_committed_markdown_docs_are_up_to_date(tmp_path: Path) -> None:
     """docs/rules/ is generated: after changing a rule's documentation, regenerate it with
-    `devlint docs --output docs/rules --format markdown`."""
+    `devlint docs --format markdown` (docs/rules/ is its default folder)."""
     write_docs(tmp_path, all_rules(), "markdown")
     generated = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
     committed = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "docs" / "rules").iterdir()}
-    assert committed == generated, (
-        "docs/rules/ is stale: run `devlint docs --output docs/rules --format markdown`"
-    )
+    assert committed == generated, "docs/rules/ is stale: run `devlint docs --format markdown`"
 
 
 def test_rules_as_json_link_to_the_configured_pages(tmp_path: Path) -> None:

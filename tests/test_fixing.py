@@ -137,12 +137,13 @@ def test_diff_prints_what_fix_would_write_and_changes_nothing(tmp_path: Path) ->
     result = devlint("--diff", "script.py", cwd=tmp_path)
     assert result.returncode == 1
     assert path.read_text() == CUDA_SCRIPT
+    assert result.stdout.startswith("--- script.py\n+++ script.py\n")  # as ruff prints
     assert "+x = torch.zeros(3).to(device)" in result.stdout
     assert "Would fix 2 errors." in result.stderr
     patched = tmp_path / "patched"
     patched.mkdir()
     (patched / "script.py").write_text(CUDA_SCRIPT)
-    subprocess.run(["patch", "-p1", "-s"], cwd=patched, input=result.stdout, text=True, check=True)
+    subprocess.run(["patch", "-p0", "-s"], cwd=patched, input=result.stdout, text=True, check=True)
     devlint("--fix", "script.py", cwd=tmp_path)
     assert (patched / "script.py").read_text() == path.read_text()
 

@@ -96,6 +96,22 @@ def test_a_fix_that_would_lose_a_magic_is_refused() -> None:
         rewrite(data, source.text.replace("  # devlint-magic: 0", ""))
 
 
+def test_diff_headers_of_notebooks_and_scripts_alike(tmp_path: Path) -> None:
+    """The path as shown, without git's a/ b/ prefixes, for a cell as for a script (ruff)."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "nb.ipynb").write_bytes(notebook("import torch\nx = torch.zeros(3).cuda()"))
+    (tmp_path / "src" / "script.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    result = run_devlint("--diff", "--no-cache", "src", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    headers = [line for line in result.stdout.splitlines() if line.startswith(("---", "+++"))]
+    assert headers == [
+        "--- src/nb.ipynb:cell 1",
+        "+++ src/nb.ipynb:cell 1",
+        "--- src/script.py",
+        "+++ src/script.py",
+    ]
+
+
 def test_diff_prints_changed_cells_and_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "nb.ipynb"
     before = notebook("import torch", "md:# Title", "x = torch.zeros(3).cuda()\nprint(x)")

@@ -72,3 +72,18 @@ def test_valid_and_invalid_attributes_are_examples_too() -> None:
     assert example_problems(WithExamples) == [
         "DEV003 VALID[1]: reported: 2:5 `.cuda()` without a CUDA availability check"
     ]
+
+
+@pytest.mark.parametrize("rule", list(all_rules().values()), ids=list(all_rules()))
+def test_a_diagnostic_without_a_fix_says_why_in_one_line(rule: type[Rule]) -> None:
+    """The full output's help line: a rule that never fixes gives its reason, the first
+    paragraph of its Fix safety section; a rule that fixes some cases points there."""
+    text = rule.no_fix_help()
+    assert "\n" not in text and len(text) <= 100, text
+    if rule.fix is None:
+        assert text.startswith(("No fix: ", "No automatic fix: ")), text
+        assert len(text.split(": ", 1)[1]) > 10, text  # a reason, not just "No fix."
+    else:
+        assert text == (
+            f"No automatic fix in this case (see Fix safety in `devlint rule {rule.code}`)"
+        )

@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from devlint import server
 from devlint.diagnostics import Diagnostic, Edit, Fix, Location
+from devlint.docs import DEFAULT_DOCS_URL, rule_url
 from devlint.engine import CheckOptions
 from devlint.noqa import line_directives
 from devlint.server import (
@@ -321,6 +322,25 @@ def test_settings_come_from_the_nearest_config(client: Client, tmp_path: Path) -
     assert "unknown key 'selec'" in shown[0]["params"]["message"]
     assert shown[0]["params"]["type"] == 1  # Error
     assert client.process.poll() is None
+
+
+def test_diagnostics_link_to_their_rule_pages(client: Client, tmp_path: Path) -> None:
+    """codeDescription.href: the JSON output's `url`, from the document's `docs-url`."""
+    uri = client.open(tmp_path / "train.py", BUGGY)
+    found = client.notification("textDocument/publishDiagnostics", uri)["diagnostics"]
+    assert [item["codeDescription"]["href"] for item in found] == [
+        rule_url(DEFAULT_DOCS_URL, "DEV003", "unguarded-cuda"),
+        rule_url(DEFAULT_DOCS_URL, "DEV001", "numpy-on-accelerator"),
+    ]
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "devlint.toml").write_text('docs-url = "https://lint.example.org/{code}"\n')
+    uri = client.open(own / "train.py", BUGGY)
+    found = client.notification("textDocument/publishDiagnostics", uri)["diagnostics"]
+    assert [item["codeDescription"]["href"] for item in found] == [
+        "https://lint.example.org/DEV003",
+        "https://lint.example.org/DEV001",
+    ]
 
 
 def test_a_diagnostic_with_a_fix_offers_it(client: Client, tmp_path: Path) -> None:

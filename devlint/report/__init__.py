@@ -50,6 +50,7 @@ class RuleInfo:
     summary: str  # one line
     fixable: bool
     default: bool
+    no_fix: str = ""  # why a diagnostic carries no fix (the full output's help line)
 
 
 @dataclass(frozen=True, slots=True)

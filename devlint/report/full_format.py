@@ -11,7 +11,7 @@
        |
     help: Replace `.cuda()` with `.to(device)`
 
-then the summary of the ``concise`` output. Two lines of context on each side; a span
+(without a fix, the help line says why: ``RuleInfo.no_fix``), then the summary of the ``concise`` output. Two lines of context on each side; a span
 over several lines is underlined to the end of its first line. The source is read from
 disk when it is printed (after ``--fix``, the fixed file), from a notebook's own cell, or
 from ``ReportOptions.sources`` (stdin). A file that cannot be read is shown without code.
@@ -53,7 +53,7 @@ def diagnostic_block(
     where = f"{display_path(d.path, options.cwd)}:{position(d)}"
     row = d.start.row
     if source is None or not 1 <= row <= len(source):
-        return [header, f" --> {where}", *_help(d, style)]
+        return [header, f" --> {where}", *_help(d, style, options)]
     first = max(1, row - CONTEXT)
     last = min(len(source), row + CONTEXT)
     while last > row and not source[last - 1].strip():  # no blank lines at the end
@@ -68,7 +68,7 @@ def diagnostic_block(
         if number == row:
             lines.append(f"{gutter} {_carets(d, source[row - 1], style)}")
     lines.append(gutter)
-    return lines + _help(d, style)
+    return lines + _help(d, style, options)
 
 
 def _carets(d: Diagnostic, line: str, style: Any) -> str:
@@ -80,10 +80,11 @@ def _carets(d: Diagnostic, line: str, style: Any) -> str:
     return " " * len(before) + style("^" * max(len(underlined), 1), fg="red", bold=True)
 
 
-def _help(d: Diagnostic, style: Any) -> list[str]:
-    if d.fix is None:
-        return []
-    return [f"{style('help', fg='cyan', bold=True)}: {d.fix.message}"]
+def _help(d: Diagnostic, style: Any, options: ReportOptions) -> list[str]:
+    """The fix's title, or why there is none (when the rule is known)."""
+    info = options.rules.get(d.code)
+    text = d.fix.message if d.fix is not None else info.no_fix if info is not None else ""
+    return [f"{style('help', fg='cyan', bold=True)}: {text}"] if text else []
 
 
 class _Sources:

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from devlint.diagnostics import Diagnostic, Edit, Fix, Location
-from devlint.report import ReportOptions, render
+from devlint.report import ReportOptions, RuleInfo, render
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
 SOURCE = (
@@ -95,6 +95,28 @@ def test_full_shows_the_line_with_carets_and_the_fix_title(project: Path) -> Non
         "Found 2 errors (1 fixable with --fix).",
         "(1 hidden fix can be enabled with the `--unsafe-fixes` option).",
     ]
+
+
+def test_full_says_why_a_diagnostic_has_no_fix(project: Path) -> None:
+    """help: the rule's reason (RuleInfo.no_fix) when there is no fix; nothing for an
+    unknown rule."""
+    rules = {
+        "DEV003": RuleInfo("DEV003", "unguarded-cuda", "s", True, True, "No fix here (see docs)"),
+        "DEV006": RuleInfo("DEV006", "device-mismatch", "s", False, True, "No fix: a decision"),
+    }
+    found = [
+        diagnostic("DEV003", 4, 6, (4, 27)),
+        diagnostic("DEV006", 5, 2, (5, 10)),
+        diagnostic("DEV099", 6, 1, (6, 2)),
+    ]
+    blocks = run("full", found, project, rules=rules, quiet=True).split("\n\n")
+    assert [block.splitlines()[-1] for block in blocks[:3]] == [
+        "help: No fix here (see docs)",
+        "help: No fix: a decision",
+        "  |",
+    ]
+    with_fix = run("full", [CUDA], project, rules=rules, quiet=True)
+    assert "help: Use `.to(device)`" in with_fix and "No fix here" not in with_fix
 
 
 def test_full_reads_stdin_sources_notebook_cells_and_survives_missing_files(
