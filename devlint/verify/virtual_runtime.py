@@ -324,6 +324,42 @@ def _hide_cuda(session: Any) -> None:
         "Event": no_cuda,
     }.items():
         session._set(torch.cuda, attr, value)
+    _hide_packages(session, MAC_ABSENT)
+
+
+MAC_ABSENT = ("triton",)  # CUDA-only packages with no macOS wheels, which a CUDA build brings
+
+
+class _AbsentPackages:
+    """A ``sys.meta_path`` finder: these packages are not installed (``import`` raises
+    ``No module named …``, as on a Mac). ``importlib.util.find_spec`` raises too, where a
+    Mac returns None (a limit)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.split(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+
+    def invalidate_caches(self) -> None: ...
+
+
+def _hide_packages(session: Any, names: tuple[str, ...]) -> None:
+    """Make ``names`` uninstalled for the session: also those imported already (torch's
+    dynamo imports triton on a CUDA build), put back afterwards."""
+    finder = _AbsentPackages(names)
+    imported = {name: module for name, module in sys.modules.items() if name.split(".")[0] in names}
+    for name in imported:
+        del sys.modules[name]
+    sys.meta_path.insert(0, finder)
+
+    def undo() -> None:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+        sys.modules.update(imported)
+
+    session._undo.append(undo)
 
 
 class _LegacyTypeMeta(type):

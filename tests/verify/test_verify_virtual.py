@@ -307,3 +307,19 @@ def test_an_integer_device_is_the_current_accelerator() -> None:
     with VirtualDevice("mps"):
         assert str(torch.ones(2).to(0).device) == "mps:0" and torch.device(0).type == "mps"
     assert torch.device("cpu").__class__ is torch.device  # put back
+
+
+def test_cuda_only_packages_are_absent_on_virtual_mps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Mac has no triton (no macOS wheels), also where this machine's CUDA build of torch
+    brought it, and torch's dynamo had imported it already."""
+    import types
+
+    from devlint.verify.virtual import VirtualDevice
+
+    imported = types.ModuleType("triton")
+    monkeypatch.setitem(sys.modules, "triton", imported)
+    with VirtualDevice("mps"), pytest.raises(ModuleNotFoundError, match="No module named 'triton'"):
+        import triton
+    assert sys.modules["triton"] is imported  # put back
+    with VirtualDevice("cuda"):
+        import triton  # noqa: F401
