@@ -190,7 +190,9 @@ def _preload(modules: list[str]) -> Any:
 
 
 def _patch(owner: Any, name: str, value: Any) -> None:
-    setattr(owner, name, value)
+    """``owner.name = value``, in the shape of what it replaces (``virtual_runtime.py``)."""
+    runtime = _sibling("virtual_runtime.py", "_devlint_virtual_runtime")
+    setattr(owner, name, runtime.shaped_like(getattr(owner, name, None), value))
 
 
 def _set_up(torch: Any, spec: dict[str, Any]) -> Callable[[], Any] | None:
@@ -224,16 +226,24 @@ def _hide_mps(torch: Any) -> None:
 
 def _virtual_device(kind: str) -> Callable[[], Any]:
     """``virtual.py``'s ``VirtualDevice(kind)``, loaded by path (this file stays standalone)."""
+    module = _sibling("virtual.py", "_devlint_virtual")
+    return lambda: module.VirtualDevice(kind)
+
+
+def _sibling(filename: str, name: str) -> Any:
+    """A module of this folder, loaded by path once (this file imports no devlint)."""
     import importlib.util
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "virtual.py")
-    spec = importlib.util.spec_from_file_location("_devlint_virtual", path)
+    if name in sys.modules:
+        return sys.modules[name]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), filename)
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return lambda: module.VirtualDevice(kind)
+    return module
 
 
 def _release_device_memory(torch: Any) -> None:

@@ -14,12 +14,17 @@ C++/CUDA extensions, ``torch.compile``, DataLoader workers' own placements). The
 - at a failure unrelated to devices: one line, no traceback, exit 2.
 
 A script that ends on its own exits 0 with a one-line summary (optimizer steps, host
-syncs). torch is imported only when the command runs.
+syncs); one that exits with a non-zero status (argparse's usage errors) exits 2. A failure
+is placed at the innermost frame of the user's own code, never in devlint (whose virtual
+device raises PyTorch's errors), the standard library or an installed package. The
+summary adds a note where the script asked which accelerator there is, ran tensor
+operations and placed nothing on the one offered (a device choice that misses it: DEV004,
+DEV016). Everything after the script on the command line is the script's arguments, as
+with ``python script.py …``. torch is imported only when the command runs.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import runpy
 import signal
@@ -74,14 +79,12 @@ def classify(error: BaseException, script: Path) -> DeviceBug | None:
 
 
 def _script_frame(error: BaseException, script: Path) -> tuple[str, int]:
-    """The innermost frame in the user's own files (the script's folder), else the script."""
-    root = str(script.resolve().parent) + os.sep
-    inside = [
-        frame
-        for frame in traceback.extract_tb(error.__traceback__)
-        if os.path.abspath(frame.filename).startswith(root)
-        and "site-packages" not in frame.filename
-    ]
+    """The innermost frame in the user's own code (neither devlint's package, where the
+    virtual device raises PyTorch's errors, nor the standard library or installed packages),
+    else the script itself."""
+    from devlint.verify.virtual_runtime import is_user_code
+
+    inside = [f for f in traceback.extract_tb(error.__traceback__) if is_user_code(f.filename)]
     if not inside:
         return str(script), 0
     frame = inside[-1]
@@ -153,9 +156,15 @@ def run_script(
         _say(f"{script}: stopped after {stop} on {label}: no device bug so far", virtual, steps)
         return 0
     except SystemExit as done:
-        if done.code not in (None, 0):
-            _say(f"{script}: exited with status {done.code} on {label}", virtual, steps)
+        if done.code not in (None, 0):  # argparse's errors, sys.exit(1): the script's verdict
+            status = done.code if isinstance(done.code, int) else 1
+            _say(f"{script}: exited with status {status} on {label}", virtual, steps, False)
             return 2
+        if not virtual.operations:  # --help, a usage message: nothing ran on any device
+            _say(f"{script}: exited on {label} before any tensor operation", virtual, steps)
+            return 0
+        _say(f"{script}: exited with status 0 on {label}: no device bug", virtual, steps)
+        return 0
     except Exception as error:
         return _failed(error, script, label)
     finally:
@@ -165,12 +174,15 @@ def run_script(
     return 0
 
 
-def _say(headline: str, virtual: Any, steps: list[int]) -> None:
+def _say(headline: str, virtual: Any, steps: list[int], finished: bool = True) -> None:
     click.echo(f"{headline} ({steps[0]} optimizer steps, {virtual.syncs} host syncs)")
-    if not virtual.placed:
+    # The script asked which accelerator there is (its own code, not a library's), ran
+    # tensor operations, yet placed nothing on the one it was offered: its choice missed it.
+    if finished and virtual.asked and virtual.operations and not virtual.placed:
         click.echo(
-            f"  note: nothing was placed on {virtual.kind}: the script ran on the CPU "
-            "(does its device choice know this accelerator? see DEV004 / DEV016)"
+            f"  note: nothing was placed on {virtual.kind}: the script asked which device to "
+            "use and ran on the CPU (does its device choice know this accelerator? see "
+            "DEV004 / DEV016)"
         )
 
 

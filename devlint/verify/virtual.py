@@ -55,6 +55,7 @@ import contextlib
 import importlib
 import importlib.util
 import os
+import sys
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -108,9 +109,13 @@ class VirtualDevice:
         self.name = f"{kind}:0"
         self.syncs = 0
         self.placed = 0  # tensors moved to or created on the virtual device
+        self.asked = 0  # availability questions asked from the user's code
+        self.operations = 0  # torch functions and tensor methods run
         self._tags: dict[int, tuple[weakref.ref[Any], str]] = {}  # id -> (tensor, device)
         self._pinned: dict[int, tuple[weakref.ref[Any], str]] = {}
         self._undo: list[Callable[[], None]] = []
+        # (owner, attribute, original, replacement) of each patch of the session
+        self.patched: list[tuple[Any, str, Any, Any]] = []
         self._mode: Any = None
         self._ops: Any = None  # on MPS: mps_ops.OpCheck
         self._handlers = self._special_handlers()
@@ -142,12 +147,24 @@ class VirtualDevice:
     def canon(self, device: Any) -> str:
         """``"cuda"``, ``torch.device("cuda")``, ``0`` -> ``"cuda:0"``; ``"cpu"`` stays."""
         torch = self.torch
-        if isinstance(device, int):
+        if _is_index(device):
             return f"{self.kind}:{device}"
         device = torch.device(device)
         if device.type == "cpu":
             return "cpu"
         return f"{device.type}:{device.index or 0}"
+
+    def _indexed(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``.to(0)`` / ``.to(device=0)``: an integer is an index of the current accelerator
+        (torch asks its C++ accelerator registry, which knows no virtual device): spelled
+        ``"cuda:0"`` here. Changes ``kwargs`` in place."""
+        if args and _is_index(args[0]):
+            args = (f"{self.kind}:{args[0]}", *args[1:])
+        if _is_index(kwargs.get("device")):
+            kwargs["device"] = f"{self.kind}:{kwargs['device']}"
+        return args, kwargs
 
     def is_virtual(self, device: str) -> bool:
         return device.split(":")[0] == self.kind
@@ -169,24 +186,29 @@ class VirtualDevice:
             self._mode = None
         while self._undo:
             self._undo.pop()()
+        self.patched.clear()
 
     def _sync(self) -> None:
         self.syncs += 1
 
     def _set(self, owner: Any, name: str, value: Any) -> None:
+        """``owner.name = value`` for the session, in the shape of what it replaces."""
         missing = object()
         old = owner.__dict__.get(name, missing) if isinstance(owner, type) else missing
         previous = getattr(owner, name, None) if old is missing else old
+        replacement = RUNTIME.shaped_like(previous, value)
 
         def undo() -> None:
             setattr(owner, name, previous)
 
-        setattr(owner, name, value)
+        setattr(owner, name, replacement)
+        self.patched.append((owner, name, previous, replacement))
         self._undo.append(undo)
 
     # -- one operation --------------------------------------------------------------------
 
     def dispatch(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self.operations += 1
         handler = self._handlers.get(func)
         if handler is not None:
             return handler(func, args, kwargs)
@@ -287,7 +309,7 @@ class VirtualDevice:
             T.grad.__get__: self._grad,
             T.record_stream: lambda f, a, k: None,
             # Module.to parses its arguments with it: a device there is not a placement.
-            self.torch._C._nn._parse_to: lambda f, a, k: f(*a, **k),
+            self.torch._C._nn._parse_to: self._parse_to,
         }
         if hasattr(T, "mps"):
             handlers[T.mps] = self._accelerator_method("mps")
@@ -317,6 +339,7 @@ class VirtualDevice:
             non_blocking = bool(rest[1]) if len(rest) > 1 else kwargs.get("non_blocking", False)
             memory_format = kwargs.get("memory_format", torch.preserve_format)
         else:
+            rest, kwargs = self._indexed(rest, kwargs)
             parsed, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*rest, **kwargs)
             device = self.canon(parsed) if parsed is not None else self.device_of(tensor)
         source = self.device_of(tensor)
@@ -335,6 +358,10 @@ class VirtualDevice:
             non_blocking=bool(non_blocking),
             memory_format=memory_format,
         )
+
+    def _parse_to(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        args, kwargs = self._indexed(args, kwargs)
+        return func(*args, **kwargs)
 
     def _absent(self, device: str, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A placement on a device this machine lacks: the error that machine gives."""
@@ -423,11 +450,15 @@ def _runtime() -> Any:
     file when ``bootstrap.py`` loaded this one by path (fixture processes import no devlint)."""
     if __package__:
         return importlib.import_module(f"{__package__}.virtual_runtime")
+    name = "_devlint_virtual_runtime"  # the name bootstrap.py loads it under too
+    if name in sys.modules:
+        return sys.modules[name]
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "virtual_runtime.py")
-    spec = importlib.util.spec_from_file_location("_devlint_virtual_runtime", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -479,6 +510,10 @@ def _remember(table: dict[int, tuple[weakref.ref[Any], str]], tensor: Any, value
         table[key] = (weakref.ref(tensor, forget), value)
     except TypeError:
         return
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _tensors(torch: Any, values: Any) -> Iterator[Any]:

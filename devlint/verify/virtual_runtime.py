@@ -13,11 +13,23 @@ DataLoader pinning is silent (the DataLoader itself warns on MPS), ``Parameter``
 data's device, ``torch.save`` records each tensor's virtual device and ``torch.load``
 restores it, or raises where that device is absent. Self-contained (the standard library
 and torch), like ``virtual.py``; every function takes the ``VirtualDevice`` session.
+
+Every replacement is made to look like what it replaces (``shaped_like``): torch and the
+libraries on top of it inspect its functions at import time (torch 2.14's dynamo reads
+``torch.backends.mps.is_available.__wrapped__``, an ``lru_cache`` attribute), so a
+replaced function keeps its name, module, docstring and attributes, an ``lru_cache``d one
+is an ``lru_cache`` of the virtual answer (``__wrapped__``, ``cache_clear``, ``cache_info``),
+and a wrapped one (``functools.wraps``) wraps the virtual answer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
+import sys
+import sysconfig
+import types
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -30,6 +42,53 @@ NO_CUDA_LOAD = (
 )
 
 
+def shaped_like(original: Any, replacement: Any) -> Any:
+    """``replacement`` in the shape of ``original``: what inspects the one finds the same
+    attributes on the other (see the module docstring). Classes and non-callables pass."""
+    if isinstance(original, staticmethod) and isinstance(replacement, staticmethod):
+        return staticmethod(shaped_like(original.__func__, replacement.__func__))
+    if (
+        isinstance(replacement, type)
+        or not callable(replacement)
+        or isinstance(original, type)
+        or not callable(original)
+    ):
+        return replacement
+    shaped: Any
+    if _is_lru_cache(original):
+        parameters = original.cache_parameters()
+        cache = functools.lru_cache(maxsize=parameters["maxsize"], typed=parameters["typed"])
+        shaped = cache(replacement)  # its __wrapped__ is the virtual answer
+    elif isinstance(replacement, types.FunctionType):
+        shaped = types.FunctionType(  # a copy: shared replacements keep their own names
+            replacement.__code__,
+            replacement.__globals__,
+            replacement.__name__,
+            replacement.__defaults__,
+            replacement.__closure__,
+        )
+        shaped.__kwdefaults__ = replacement.__kwdefaults__
+    else:  # a bound method or another callable object
+
+        def shaped(*args: Any, **kwargs: Any) -> Any:
+            return replacement(*args, **kwargs)
+
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(shaped, attr, getattr(original, attr))
+    for attr, value in getattr(original, "__dict__", {}).items():
+        if attr != "__wrapped__":
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(shaped, attr, value)
+    if hasattr(original, "__wrapped__") and not hasattr(shaped, "__wrapped__"):
+        shaped.__wrapped__ = replacement
+    return shaped
+
+
+def _is_lru_cache(value: Any) -> bool:
+    return all(hasattr(value, attr) for attr in ("cache_parameters", "cache_clear", "__wrapped__"))
+
+
 def patch_runtime(session: Any) -> None:
     torch = session.torch
     cuda = session.kind == "cuda"
@@ -37,25 +96,24 @@ def patch_runtime(session: Any) -> None:
     current_stream = SimpleNamespace(
         is_capturing=lambda: False, synchronize=session._sync, wait_stream=lambda s: None
     )
+    for attr, base in (("Stream", _Stream), ("Event", _Event)):
+        if hasattr(torch, attr):  # torch.Stream(): a stream of the current accelerator
+            generic = type(attr, (base,), {"default_device": session.name})
+            session._set(torch, attr, generic)
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is not None:
-        device = torch.device(session.kind)
-        session._set(accelerator, "is_available", lambda: True)
-        session._set(accelerator, "current_accelerator", lambda *a, **k: device)
-        session._set(accelerator, "device_count", lambda: 1)
         session._set(accelerator, "current_device_index", lambda: 0)
         session._set(accelerator, "set_device_index", lambda index: None)
         session._set(accelerator, "synchronize", lambda *a: session._sync())
         session._set(accelerator, "current_stream", lambda *a: current_stream)
+        for attr in ("_accelerator_exchangeDevice", "_accelerator_maybeExchangeDevice"):
+            if hasattr(torch._C, attr):  # torch.accelerator.device_index(0)
+                session._set(torch._C, attr, _exchange_device)
         memory = getattr(accelerator, "memory", None)
         for attr in MEMORY_STATS if memory is not None else ():
             if hasattr(memory, attr):
                 session._set(memory, attr, _MEMORY[attr])
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None:
-        session._set(mps, "is_available", lambda: not cuda)
-        if not cuda:
-            session._set(mps, "is_built", lambda: True)
+    _patch_availability(session)
     if cuda:
         _patch_cuda(session, name, current_stream)
     else:
@@ -68,6 +126,7 @@ def patch_runtime(session: Any) -> None:
             "driver_allocated_memory": lambda: 0,
         }.items():
             session._set(torch.mps, attr, value)
+    _patch_device_type(session)
     pinning = torch.utils.data._utils.pin_memory
     session._set(pinning, "pin_memory", lambda data, device=None: data)
     session._set(torch.serialization, "location_tag", _location_tag(session))
@@ -86,14 +145,137 @@ def patch_runtime(session: Any) -> None:
         session._set(torch.nn.DataParallel, "forward", _one_device_data_parallel)
 
 
+class _DeviceTypeMeta(type):
+    """``torch.device`` on a virtual machine. ``torch.device(0)`` asks torch's C++ accelerator
+    registry, which knows no virtual device (a CPU build: "Cannot access accelerator device
+    when none is available"; a CUDA build under virtual MPS: ``cuda:0``): here an integer is
+    an index of the virtual accelerator. Everything else is the real type's: instances are
+    real ``torch.device`` objects, ``isinstance``, ``==`` and hashing answer as the real type's
+    (a dictionary keyed by either finds the other)."""
+
+    real: Any  # the real torch.device
+    kind: str  # the virtual accelerator
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and _is_index(args[0]):
+            return cls.real(cls.kind, args[0])
+        return cls.real(*args, **kwargs)
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, cls.real)
+
+    def __subclasscheck__(cls, subclass: Any) -> bool:
+        return subclass is cls or issubclass(subclass, cls.real)
+
+    def __eq__(cls, other: object) -> bool:
+        return other is cls or other is cls.real
+
+    def __hash__(cls) -> int:
+        return hash(cls.real)
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(cls.real, name)
+
+
+def _patch_device_type(session: Any) -> None:
+    """``torch.device`` -> a ``_DeviceTypeMeta`` class; pickling a device names it (pickle
+    finds classes by name, and ``torch.device`` must be the object it finds)."""
+    import copyreg
+
+    torch = session.torch
+    real = torch.device
+    device_type = _DeviceTypeMeta(
+        "device",
+        (),
+        {"__module__": real.__module__, "__qualname__": real.__qualname__, "__doc__": real.__doc__},
+    )
+    device_type.real, device_type.kind = real, session.kind
+    session._set(torch, "device", device_type)
+
+    def reduce(device: Any) -> tuple[Any, tuple[Any, ...]]:
+        index = device.index
+        return device_type, (device.type,) if index is None else (device.type, index)
+
+    previous = copyreg.dispatch_table.get(real)
+    copyreg.dispatch_table[real] = reduce
+
+    def undo() -> None:
+        if previous is None:
+            copyreg.dispatch_table.pop(real, None)
+        else:
+            copyreg.dispatch_table[real] = previous
+
+    session._undo.append(undo)
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _patch_availability(session: Any) -> None:
+    """What the machine answers when asked which accelerators it has: the virtual one only.
+    A question asked from the user's own code counts (``session.asked``): ``devlint run``
+    tells a script that asked, then placed nothing on the device, that it ran on the CPU."""
+    torch = session.torch
+    cuda = session.kind == "cuda"
+    answers: list[tuple[Any, str, Any]] = [
+        (torch.cuda, "is_available", cuda),
+        (torch.cuda, "device_count", int(cuda)),
+        (torch.backends.cuda, "is_built", True) if cuda else (None, "", None),
+        (getattr(torch.backends, "mps", None), "is_available", not cuda),
+        (getattr(torch.backends, "mps", None), "is_built", True) if not cuda else (None, "", None),
+        (getattr(torch, "mps", None), "is_available", not cuda),
+        (getattr(torch, "mps", None), "device_count", int(not cuda)),
+    ]
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None:
+        answers += [
+            (accelerator, "is_available", True),
+            (accelerator, "current_accelerator", torch.device(session.kind)),
+            (accelerator, "device_count", 1),
+        ]
+    for owner, attr, answer in answers:
+        if owner is not None and hasattr(owner, attr):
+            session._set(owner, attr, _query(session, answer))
+
+
+def _query(session: Any, answer: Any) -> Callable[..., Any]:
+    def query(*args: Any, **kwargs: Any) -> Any:
+        if is_user_code(sys._getframe(1).f_code.co_filename):
+            session.asked += 1
+        return answer
+
+    return query
+
+
+_DEVLINT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIBRARIES = tuple(
+    {
+        os.path.abspath(path) + os.sep
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if (path := sysconfig.get_paths().get(key))
+    }
+)
+
+
+def is_user_code(filename: str) -> bool:
+    """Whether a frame of this file is the user's: not devlint's own package, the standard
+    library or an installed package (``site-packages``), not ``<frozen …>`` / ``<string>``."""
+    if not filename or filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    if path.startswith(_DEVLINT) or path.startswith(_LIBRARIES):
+        return False
+    parts = path.split(os.sep)
+    return "site-packages" not in parts and "dist-packages" not in parts
+
+
 def _patch_cuda(session: Any, name: str, current_stream: Any) -> None:
     torch = session.torch
     properties = SimpleNamespace(
         name=name, total_memory=TOTAL_MEMORY, major=8, minor=0, multi_processor_count=80
     )
     for attr, value in {
-        "is_available": lambda: True,
-        "device_count": lambda: 1,
         "current_device": lambda: 0,
         "set_device": lambda device: None,
         "get_device_name": lambda *a: name,
@@ -117,11 +299,13 @@ def _patch_cuda(session: Any, name: str, current_stream: Any) -> None:
         "Stream": _Stream,
         "Event": _Event,
         "stream": lambda stream=None: contextlib.nullcontext(stream),
+        # torch.cuda.device(0) / device_of: the one device is always the current one
+        "_exchange_device": _exchange_device,
+        "_maybe_exchange_device": _exchange_device,
     }.items():
         session._set(torch.cuda, attr, value)
     for legacy in LEGACY_TYPES:
         session._set(torch.cuda, legacy, _legacy_type(session, getattr(torch, legacy)))
-    session._set(torch.backends.cuda, "is_built", lambda: True)
     # The tensors live on the CPU: no cuDNN kernel takes them, also where torch has cuDNN
     # (an RNN's flatten_parameters would call a CUDA-only op on a CUDA build).
     session._set(torch.backends.cudnn, "is_acceptable", lambda tensor: False)
@@ -135,13 +319,47 @@ def _hide_cuda(session: Any) -> None:
         raise AssertionError(NO_CUDA)
 
     for attr, value in {
-        "is_available": lambda: False,
-        "device_count": lambda: 0,
         "_lazy_init": no_cuda,
         "Stream": no_cuda,
         "Event": no_cuda,
     }.items():
         session._set(torch.cuda, attr, value)
+    _hide_packages(session, MAC_ABSENT)
+
+
+MAC_ABSENT = ("triton",)  # CUDA-only packages with no macOS wheels, which a CUDA build brings
+
+
+class _AbsentPackages:
+    """A ``sys.meta_path`` finder: these packages are not installed (``import`` raises
+    ``No module named …``, as on a Mac). ``importlib.util.find_spec`` raises too, where a
+    Mac returns None (a limit)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.split(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+
+    def invalidate_caches(self) -> None: ...
+
+
+def _hide_packages(session: Any, names: tuple[str, ...]) -> None:
+    """Make ``names`` uninstalled for the session: also those imported already (torch's
+    dynamo imports triton on a CUDA build), put back afterwards."""
+    finder = _AbsentPackages(names)
+    imported = {name: module for name, module in sys.modules.items() if name.split(".")[0] in names}
+    for name in imported:
+        del sys.modules[name]
+    sys.meta_path.insert(0, finder)
+
+    def undo() -> None:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+        sys.modules.update(imported)
+
+    session._undo.append(undo)
 
 
 class _LegacyTypeMeta(type):
@@ -268,11 +486,18 @@ _MEMORY: dict[str, Callable[..., Any]] = {
 }
 
 
+def _exchange_device(device: int) -> int:
+    """Make ``device`` current, return the previous one: there is one, index 0."""
+    return -1 if device < 0 else 0
+
+
 class _Stream:
     """A CUDA stream on a machine where everything runs in order: every wait is done."""
 
+    default_device = "cuda:0"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.device = "cuda:0"
+        self.device = self.default_device
 
     def wait_stream(self, stream: Any) -> None: ...
 

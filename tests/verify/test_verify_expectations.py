@@ -186,3 +186,62 @@ def test_an_explicit_virtual_entry_wins() -> None:
 def test_every_virtual_entry_explains_itself() -> None:
     for code, virtual in VIRTUALS.items():
         assert virtual.note, code
+
+
+# What torch raises where CUDA is absent, as measured (exception class and its bases, most
+# derived first; message): CPU builds (2.13.0+cpu, and macOS builds), CUDA builds on a machine
+# without a GPU or driver (2.1.0+cu121, 2.14.1+cu130) and a GPU machine with CUDA hidden
+# (CUDA_VISIBLE_DEVICES="", as verify's cpu column runs it).
+NO_CUDA_HERE = (
+    (("AssertionError",), "Torch not compiled with CUDA enabled"),  # CPU build: .cuda()
+    (("RuntimeError",), "torch.cuda.Stream requires CUDA support"),  # CPU build
+    (("RuntimeError",), "PyTorch was compiled without CUDA support"),  # torch.cuda.device(0)
+    (("RuntimeError",), "Tried to instantiate dummy base class Event"),  # torch.cuda.Event()
+    (("RuntimeError",), "Cannot access accelerator device when none is available."),  # .to(0)
+    (
+        ("RuntimeError",),  # CUDA build, no driver: the first torch.cuda call (2.1 and 2.14)
+        "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+        "installed a driver from http://www.nvidia.com/Download/index.aspx",
+    ),
+    (
+        ("AcceleratorError", "RuntimeError"),  # CUDA build, no driver: torch.cuda.Stream()
+        "CUDA error: CUDA driver version is insufficient for CUDA runtime version",
+    ),
+    (
+        ("RuntimeError",),
+        "The NVIDIA driver on your system is too old (found version 11040). Please update "
+        "your GPU driver by downloading and installing a new version from the URL: "
+        "http://www.nvidia.com/Download/index.aspx",
+    ),
+    (("RuntimeError",), "CUDA driver initialization failed, you might not have a CUDA gpu."),
+    (("RuntimeError",), "No CUDA GPUs are available"),  # a GPU machine, CUDA hidden
+    (("RuntimeError",), "CUDA error: no CUDA-capable device is detected"),  # ditto: a stream
+)
+
+
+def test_a_cpu_expectation_of_absent_cuda_holds_on_every_build() -> None:
+    """An entry that expects CUDA's absence on the CPU accepts every way torch says so with
+    an exception type it declares: whatever build (CPU, or CUDA without a GPU) runs it."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    checked, wrong = 0, []
+    for path in sorted(root.glob("*/expect.toml")):
+        for name, entry in parse_expect_toml(path.read_text(encoding="utf-8")).entries.items():
+            expected = entry.devices.get("cpu")
+            if not isinstance(expected, Expectation) or not expected.raises or not expected.match:
+                continue
+            outcomes = [
+                Outcome(1, RaisedException(names, (), message))
+                for names, message in NO_CUDA_HERE
+                if set(names) & set(expected.raises)
+            ]
+            if all(mismatch(expected, outcome) for outcome in outcomes):
+                continue  # not about CUDA's absence
+            checked += 1
+            wrong += [
+                f"{path.parent.name}/{name}: {outcome.exception.message[:60]}"
+                for outcome in outcomes
+                if outcome.exception is not None and mismatch(expected, outcome)
+            ]
+    assert checked >= 20 and wrong == []

@@ -70,12 +70,16 @@ BASIC = {
         print("quiet")
     """,
     "FAKE001/good_env.py": """
+        import inspect
         import os
 
         import torch
 
         cvd = os.environ.get("CUDA_VISIBLE_DEVICES", "<unset>")
-        check = torch.backends.mps.is_available.__name__  # "<lambda>" where verify hides MPS
+        # "patched" where verify hides MPS: the replacement keeps the original's name and
+        # lru_cache shape; what it wraps is verify's answer
+        unwrapped = inspect.unwrap(torch.backends.mps.is_available).__name__
+        check = "real" if unwrapped == "is_available" else "patched"
         print(f"cvd={cvd} mps_check={check}")
     """,
     "FAKE001/expect.toml": """
@@ -105,10 +109,10 @@ BASIC = {
         mps  = "ok"
 
         ["good_env.py"]
-        cpu  = { prints = "cvd= mps_check=(is_available|<lambda>)" }
-        cuda = { prints = "cvd=<unset> mps_check=<lambda>" }
-        mps  = { prints = "cvd= mps_check=is_available" }
-        mps-virtual = { prints = "cvd= mps_check=<lambda>", reason = "the virtual MPS patches it" }
+        cpu  = { prints = "cvd= mps_check=(real|patched)" }
+        cuda = { prints = "cvd=<unset> mps_check=patched" }
+        mps  = { prints = "cvd= mps_check=real" }
+        mps-virtual = { prints = "cvd= mps_check=patched", reason = "the virtual MPS patches it" }
         reason = "cpu hides CUDA (and MPS where present); cuda hides MPS; mps hides CUDA"
     """,
     # Named after a real rule, so that the emulation table applies.
@@ -309,7 +313,7 @@ def test_a_fixture_set_that_behaves_as_declared(
     assert data["matrix"]["FAKE001"]["mps"]["status"] == "not present"
     cpu = runs_by_name(data, "cpu")
     assert "helper_module.py" not in {run["file"] for run in data["runs"]}
-    assert cpu["FAKE001/good_env.py"]["outcome"]["stdout_tail"] == "cvd= mps_check=is_available"
+    assert cpu["FAKE001/good_env.py"]["outcome"]["stdout_tail"] == "cvd= mps_check=real"
     assert cpu["FAKE001/bad_value_error.fixed.py"]["kind"] == "fixed"
     assert cpu["FAKE001/bad_key_error.py"]["outcome"]["exception"]["types"][:2] == [
         "KeyError",
@@ -327,9 +331,9 @@ def test_a_fixture_set_that_behaves_as_declared(
     assert run["outcome"]["exception"]["lines"] == [6]
     assert virtual["DEV001/good_cpu_first.py"]["status"] == "pass"
     env = virtual["FAKE001/good_env.py"]["outcome"]["stdout_tail"]
-    assert env == "cvd=<unset> mps_check=<lambda>"  # CUDA present, MPS absent
+    assert env == "cvd=<unset> mps_check=patched"  # CUDA present, MPS absent
     mps = runs_by_name(data, "mps (virtual)")
-    assert mps["FAKE001/good_env.py"]["expected"]["prints"] == "cvd= mps_check=<lambda>"
+    assert mps["FAKE001/good_env.py"]["expected"]["prints"] == "cvd= mps_check=patched"
     assert data["matrix"]["DEV001"]["mps (virtual)"]["note"] == "no expectation for mps"
     assert data["summary"]["processes"] >= 1
 
@@ -348,9 +352,9 @@ def test_cuda_and_mps_paths_with_detection_faked_present(
         for column in ("cpu", "cuda", "mps")
     }
     assert stdout == {
-        "cpu": "cvd= mps_check=<lambda>",  # CUDA and MPS hidden
-        "cuda": "cvd=<unset> mps_check=<lambda>",  # MPS hidden
-        "mps": "cvd= mps_check=is_available",  # CUDA hidden
+        "cpu": "cvd= mps_check=patched",  # CUDA and MPS hidden
+        "cuda": "cvd=<unset> mps_check=patched",  # MPS hidden
+        "mps": "cvd= mps_check=real",  # CUDA hidden
     }
     assert data["matrix"]["FAKE001"]["mps"]["text"] == "pass 5 (5 not run)"  # 3 live fixes
     skipped = [s for s in data["not_run"] if s["column"] == "mps" and s["kind"] != "live-fix"]

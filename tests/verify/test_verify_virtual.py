@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import io
 import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +30,8 @@ def test_placement_travels_through_modules_autograd_and_optimizers() -> None:
     cuda_here = torch.cuda.is_available()  # a CUDA machine runs this test too
     with VirtualDevice("cuda") as device:
         assert torch.cuda.is_available() and not torch.backends.mps.is_available()
-        assert torch.accelerator.current_accelerator() == torch.device("cuda")
+        if hasattr(torch, "accelerator"):  # torch 2.6 and later
+            assert torch.accelerator.current_accelerator() == torch.device("cuda")
         model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
         model = model.to("cuda")
         assert {str(p.device) for p in model.parameters()} == {"cuda:0"}
@@ -106,7 +111,10 @@ def test_mps_float64_pinning_and_absent_cuda() -> None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             assert len(list(loader)) == 2
-        assert any("not supported on MPS" in str(w.message) for w in caught)
+        # torch's own DataLoader warns, where it has the warning (not torch 2.1: it pins
+        # only where CUDA is available, silently)
+        warns = "not supported on MPS" in inspect.getsource(torch.utils.data.dataloader)
+        assert any("not supported on MPS" in str(w.message) for w in caught) == warns
     with VirtualDevice("cuda"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert len(list(loader)) == 2
@@ -179,3 +187,139 @@ def test_ctc_loss_takes_its_lengths_on_the_cpu() -> None:
         assert loss.is_cuda
         with pytest.raises(RuntimeError, match=MIXED):
             torch.nn.functional.ctc_loss(log_probs, targets, lengths, target_lengths)
+
+
+@pytest.mark.parametrize("kind", ["cuda", "mps"])
+def test_every_replacement_keeps_the_shape_of_what_it_replaces(kind: str) -> None:
+    """torch and libraries on top of it inspect torch's functions (torch 2.14's dynamo reads
+    ``torch.backends.mps.is_available.__wrapped__`` at import): a replaced function keeps
+    its name, module and docstring, its ``lru_cache`` (``cache_clear``, ``__wrapped__``) and
+    its ``functools.wraps`` wrapping."""
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice(kind) as device:
+        patched = {f"{getattr(o, '__name__', o)}.{n}": (b, a) for o, n, b, a in device.patched}
+        assert "torch.backends.mps.is_available" in patched
+        assert torch.backends.mps.is_available() == (kind == "mps")
+        assert torch.backends.mps.is_available.__wrapped__() == (kind == "mps")
+        torch.backends.mps.is_available.cache_clear()
+        for where, (original, replacement) in patched.items():
+            if isinstance(original, staticmethod):
+                original, replacement = original.__func__, replacement.__func__
+            if isinstance(original, type) or not callable(original):
+                continue
+            for attr in ("__name__", "__qualname__", "__module__", "__doc__"):
+                assert getattr(replacement, attr, None) == getattr(original, attr, None), where
+            for attr in ("__wrapped__", "cache_clear", "cache_info", "cache_parameters"):
+                assert hasattr(replacement, attr) == hasattr(original, attr), (where, attr)
+            if hasattr(original, "cache_parameters"):
+                assert replacement.cache_parameters() == original.cache_parameters(), where
+                assert type(replacement) is type(original), where
+
+
+DYNAMO_PROGRAM = """
+import sys
+
+import torch
+import torch._dynamo
+import torch._dynamo.utils
+
+try:  # where dynamo reads torch.backends.mps.is_available.__wrapped__ (torch 2.14)
+    import torch._dynamo.variables.torch
+except ImportError:
+    pass
+model = torch.nn.Linear(4, 2).to(0)
+torch._dynamo.utils.is_compile_supported(sys.argv[1])
+print("dynamo", model(torch.randn(3, 4).to(0)).device)
+"""
+
+TORCHVISION_PROGRAM = """
+import sys
+
+import torch
+import torchvision
+
+model = torchvision.models.resnet18(weights=None).to(sys.argv[1]).eval()
+with torch.no_grad():
+    print("torchvision", model(torch.randn(1, 3, 32, 32).to(sys.argv[1])).device)
+"""
+
+
+def devlint_run(tmp_path: Path, program: str, kind: str) -> subprocess.CompletedProcess[str]:
+    """``devlint run --device KIND program.py KIND`` in a fresh interpreter (the imports
+    must happen under the virtual device)."""
+    script = tmp_path / "program.py"
+    script.write_text(program, encoding="utf-8")
+    command = [sys.executable, "-m", "devlint", "run", "--device", kind, str(script), kind]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.parametrize("kind", ["cuda", "mps"])
+def test_torch_dynamo_imports_under_the_virtual_device(tmp_path: Path, kind: str) -> None:
+    done = devlint_run(tmp_path, DYNAMO_PROGRAM, kind)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"dynamo {kind}:0\n" in done.stdout
+
+
+@pytest.mark.parametrize("kind", ["cuda", "mps"])
+def test_torchvision_imports_and_runs_under_the_virtual_device(tmp_path: Path, kind: str) -> None:
+    if importlib.util.find_spec("torchvision") is None:
+        pytest.skip("torchvision is not installed here (CI's newest-torch step installs it)")
+    done = devlint_run(tmp_path, TORCHVISION_PROGRAM, kind)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"torchvision {kind}:0\n" in done.stdout
+
+
+def test_an_integer_device_is_the_current_accelerator() -> None:
+    """As in PyTorch: ``.to(0)``, ``device=0``, ``torch.device(0)`` mean index 0 of the
+    current accelerator (a CPU build has none and refuses them outside the virtual device)."""
+    import pickle
+
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice("cuda"):
+        gpu_id = 0
+        model = torch.nn.Linear(4, 2).to(gpu_id)
+        assert {str(p.device) for p in model.parameters()} == {"cuda:0"}
+        assert torch.device(0) == torch.device("cuda", 0) == torch.device("cuda:0")
+        assert isinstance(torch.device(0), torch.device) and type(torch.device(0)) == torch.device  # noqa: E721
+        torch.cuda.set_device(0)
+        with torch.cuda.device(0):
+            x = torch.randn(3, 4).to(0)
+        assert x.device == torch.device("cuda:0") and x.is_cuda
+        for placed in (
+            torch.randn(3, 4).cuda(0),
+            torch.randn(3, 4, device=0),
+            torch.randn(3, 4).to(device=0, non_blocking=True),
+            torch.randn(3, 4).to(torch.device(0)),
+            torch.randn(3, 4).to("cuda:0"),
+        ):
+            assert str(placed.device) == "cuda:0"
+            assert model(placed).is_cuda
+        assert next(model.to(0, torch.float64).parameters()).dtype == torch.float64
+        with pytest.raises(RuntimeError, match=f"{MIXED}, cuda:0 and cpu!"):
+            model.float()(torch.randn(3, 4))
+        assert pickle.loads(pickle.dumps(torch.device(0))) == torch.device("cuda:0")
+    with VirtualDevice("mps"):
+        assert str(torch.ones(2).to(0).device) == "mps:0" and torch.device(0).type == "mps"
+    assert torch.device("cpu").__class__ is torch.device  # put back
+
+
+def test_cuda_only_packages_are_absent_on_virtual_mps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Mac has no triton (no macOS wheels), also where this machine's CUDA build of torch
+    brought it, and torch's dynamo had imported it already."""
+    import types
+
+    from devlint.verify.virtual import VirtualDevice
+
+    imported = types.ModuleType("triton")
+    monkeypatch.setitem(sys.modules, "triton", imported)
+    with VirtualDevice("mps"), pytest.raises(ModuleNotFoundError, match="No module named 'triton'"):
+        import triton
+    assert sys.modules["triton"] is imported  # put back
+    with VirtualDevice("cuda"):
+        import triton  # noqa: F401
