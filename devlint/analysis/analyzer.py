@@ -58,7 +58,9 @@ class Analyzer(ModuleClassInterpreter):
             conditionals=list(rec.conditionals.values()),
             values=rec.values,
             attribute_stores=rec.attribute_stores,
-            attribute_loads=rec.attribute_loads,
+            attribute_loads={
+                key for node, key in rec.attribute_loads.items() if node not in rec.moved_receivers
+            },
             module_classes=self.module_classes,
             module_names=self.module_env,
             definition_literals=rec.definition_literals,

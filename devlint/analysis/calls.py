@@ -247,6 +247,8 @@ class CallInterpreter(EffectInterpreter):
         where, moves = self.target_placement(target, node)
         moves = moves or any(arg.star for arg in node.args)  # ``x.to(*args)``
         self.rec.calls[id(node)].casts_only = not moves
+        if moves and method == "to" and type(node.func) is cst.Attribute:
+            self.rec.moved_receivers.add(id(node.func.value))  # ``self.mask.to(x.device)``
         result = receiver.moved(where) if moves else receiver
         if result.kind is Kind.TENSOR and not moves:
             result = receiver.derived()

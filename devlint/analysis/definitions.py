@@ -59,6 +59,10 @@ class DefinitionInterpreter(ImportInterpreter):
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
         super().__init__(guard_functions, guard_attributes)
         self.module_classes: set[str] = set()
+        # Module classes' bases among this file's module classes, and the classes that
+        # derive from a torch layer with parameters (``class Conv(nn.Conv2d)``).
+        self.module_bases: dict[str, tuple[str, ...]] = {}
+        self.layer_classes: set[str] = set()
         self.stateless_classes: set[str] = set()  # module classes without parameters
         self.cuda_classes: set[str] = set()  # classes whose ``__init__`` requires CUDA
         # The methods of the module classes, and which compute on the module's device
@@ -154,18 +158,23 @@ class DefinitionInterpreter(ImportInterpreter):
         from this file's dataset classes (None: not a dataset)."""
         is_module = False
         inherited: dict[str, cst.FunctionDef] | None = None
+        local_bases: list[str] = []
         for base in node.bases:
             value = self.expr(base.value)
             if type(base.value) is cst.Subscript:  # ``Dataset[Tensor]``
                 value = self.rec.values.get(id(base.value.value), UNKNOWN)
-            if (value.kind is Kind.IMPORTED and torch_api.is_module_class(value.qualname)) or (
-                value.kind is Kind.CLASS and value.qualname in self.module_classes
-            ):
+            if value.kind is Kind.IMPORTED and torch_api.is_module_class(value.qualname):
                 is_module = True
+                if torch_api.is_layer_class(value.qualname or ""):
+                    self.layer_classes.add(node.name.value)
+            elif value.kind is Kind.CLASS and value.qualname in self.module_classes:
+                is_module = True
+                local_bases.append(value.qualname or "")
             if value.kind is Kind.IMPORTED and value.qualname in torch_api.DATASET_CLASSES:
                 inherited = inherited or {}
             elif value.kind is Kind.CLASS and value.qualname in self.dataset_classes:
                 inherited = {**self.dataset_classes[value.qualname], **(inherited or {})}
+        self.module_bases[node.name.value] = tuple(local_bases)
         return is_module, inherited
 
     def star_import(self, summary: ModuleSummary) -> None:

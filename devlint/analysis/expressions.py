@@ -149,7 +149,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         if key is not None:
             method_key = self.method_key(key)
             if method_key is not None:
-                self.rec.attribute_loads.add(method_key)
+                self.rec.attribute_loads[id(node)] = method_key
             known = self.lookup(key) or self.guard_attributes.get(key)
             if known is None and self.unresolved_stars and self.lookup(key.split(".")[0]) is None:
                 self.resolve_stars()  # ``args.cuda`` of ``from utils import *``

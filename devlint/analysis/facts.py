@@ -301,7 +301,8 @@ class FileFacts:
     conditionals: list[Conditional] = field(default_factory=list)
     values: dict[int, Value] = field(default_factory=dict)
     attribute_stores: list[AttributeStore] = field(default_factory=list)
-    attribute_loads: set[tuple[str, str, str]] = field(default_factory=set)  # class, method, attr
+    # (class, method, attr) of ``self.attr`` read other than as the receiver of a move
+    attribute_loads: set[tuple[str, str, str]] = field(default_factory=set)
     module_classes: set[str] = field(default_factory=set)  # classes deriving from nn.Module
     module_names: dict[str, Value] = field(default_factory=dict)  # module scope at its end
     # ids of CUDA literals that are a whole definition (``device = "cuda"``, a parameter or

@@ -108,7 +108,10 @@ class Records:
     mixes: dict[int, Mix] = field(default_factory=dict)
     conditionals: dict[int, Conditional] = field(default_factory=dict)
     attribute_stores: list[AttributeStore] = field(default_factory=list)
-    attribute_loads: set[tuple[str, str, str]] = field(default_factory=set)
+    # ``self.attr`` read in a method, by node id; the reads that are the receiver of a move
+    # (``self.mask.to(x.device)``) are also in ``moved_receivers``.
+    attribute_loads: dict[int, tuple[str, str, str]] = field(default_factory=dict)
+    moved_receivers: set[int] = field(default_factory=set)
     # CUDA literals that are a whole definition (``device = "cuda"``, a parameter or option
     # default): DEV003 reports them and can replace them by a selection.
     definition_literals: set[int] = field(default_factory=set)

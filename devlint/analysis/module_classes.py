@@ -1,10 +1,18 @@
 """The interpreter's module classes: where an instance of this file's ``nn.Module`` lives.
 
-A new module is on the CPU (``calls.instantiate``) until something moves it. A class can
-place its own parts instead: ``self.layers = [Layer(...).to(device)]`` or
-``self.fc = nn.Linear(4, 2).cuda()`` in ``__init__``, so that ``net = Net()`` computes on
-the device though ``net`` itself is never moved. For such a class the instance's
-placement is unknown (its methods return values where their inputs are), never the CPU.
+A new module is on the CPU (``calls.instantiate``) only where its construction shows
+parameters made there: its ``__init__`` (or a base class of this file's, or a torch
+layer it derives from) builds ``nn`` layers, parameters or buffers. Anything else leaves
+the placement unknown, never the CPU:
+
+- a class that places its own parts (``self.fc = nn.Linear(4, 2).cuda()``,
+  ``self.layers = [Layer(...).to(device)]``), so that ``net = Net()`` computes on the
+  device though ``net`` itself is never moved;
+- a module built from parts the caller passes (``AllClassifiers(classifiers_dict)`` of
+  modules moved one by one, dinov2): it is where those parts are;
+- a class whose construction shows no parameters (a postprocessor that only computes,
+  GroundingDINO), or whose ``__init__`` cannot be run (from another file, too deep).
+
 ``__init__`` runs detached once per class, like an inlined call (nothing is recorded for
 the rules), and counts against the inlining budget.
 """
@@ -12,12 +20,24 @@ the rules), and counts against the inlining budget.
 from __future__ import annotations
 
 from dataclasses import replace
+from enum import Enum
 
 from devlint.analysis import torch_api
 from devlint.analysis.calls import MAX_INLINED_DEPTH
 from devlint.analysis.datasets import DatasetInterpreter, receiver_of
-from devlint.analysis.interpreter import Env
-from devlint.analysis.values import CPU, UNKNOWN, Kind, Value
+from devlint.analysis.interpreter import Env, Records
+from devlint.analysis.values import CPU, UNKNOWN, Kind, Value, may_be_accelerator
+
+# Module methods that give a module parameters or buffers where it is built.
+_REGISTERS = frozenset({"register_buffer", "register_parameter"})
+
+
+class Construction(Enum):
+    """What building an instance of a module class shows about its parameters."""
+
+    ON_CPU = "on the CPU"  # it builds parameters, none of them moved
+    SELF_PLACING = "placed by itself"  # it moves a part it builds off the CPU
+    UNSEEN = "unseen"  # no parameters seen, or its ``__init__`` could not be run
 
 
 class ModuleClassInterpreter(DatasetInterpreter):
@@ -25,34 +45,78 @@ class ModuleClassInterpreter(DatasetInterpreter):
 
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
         super().__init__(guard_functions, guard_attributes)
-        self.self_placing: dict[str, bool] = {}
+        self.constructions: dict[str, Construction] = {}
 
     def instantiate(self, callee: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
         value = super().instantiate(callee, args, keywords)
         name = callee.qualname or ""
         if value.kind is not Kind.MODULE or value.stateless:
             return value
-        if name not in self.self_placing:
-            self.self_placing[name] = self.places_own_parts(name, args, keywords)
-        return replace(value, where=None) if self.self_placing[name] else value
+        if any(_placed_part(arg) for arg in (*args, *keywords.values())):
+            return replace(value, where=None)  # built from parts that may be elsewhere
+        if self.construction(name, args, keywords) is Construction.ON_CPU:
+            return value
+        return replace(value, where=None)
 
-    def places_own_parts(self, name: str, args: list[Value], keywords: dict[str, Value]) -> bool:
-        """Whether the class's ``__init__`` moves a module or tensor it builds off the CPU."""
+    def construction(
+        self, name: str, args: list[Value], keywords: dict[str, Value], depth: int = 0
+    ) -> Construction:
+        """What building ``name`` shows (answered once per class)."""
+        if name not in self.constructions:
+            self.constructions[name] = Construction.UNSEEN  # a class that builds itself
+            self.constructions[name] = self.run_construction(name, args, keywords, depth)
+        return self.constructions[name]
+
+    def run_construction(
+        self, name: str, args: list[Value], keywords: dict[str, Value], depth: int
+    ) -> Construction:
+        bases = self.module_bases.get(name, ())
+        inherited = [
+            self.construction(base, [], {}, depth + 1)
+            for base in bases
+            if base in self.module_methods and depth < MAX_INLINED_DEPTH
+        ]
+        if Construction.SELF_PLACING in inherited:
+            return Construction.SELF_PLACING
+        built = Construction.ON_CPU in inherited or name in self.layer_classes
         init = self.module_methods.get(name, {}).get("__init__")
         if init is None or not receiver_of(init):
-            return False
-        if id(init) in self.analysed_functions and id(init) not in self.placing_functions:
-            return False  # its analysis saw no ``.to()``/``.cuda()``: no need to run it
+            return Construction.ON_CPU if built else Construction.UNSEEN
         if self.inline_depth >= MAX_INLINED_DEPTH or self.inline_budget <= 0:
-            return False
+            return Construction.UNSEEN
         self.inline_budget -= 1
         env = self.argument_env(init, args, keywords, bound=1)
         _, _, records = self.detached(init, env, class_name=name)
-        return any(
-            record.method in torch_api.PLACING_METHODS
-            and not record.casts_only
-            and record.receiver is not None
-            and record.receiver.kind in (Kind.MODULE, Kind.TENSOR)
-            and records.values.get(id(record.node), UNKNOWN).where != CPU  # None: a device
-            for record in records.calls.values()
-        )
+        if _places_parts(records):
+            return Construction.SELF_PLACING
+        return Construction.ON_CPU if built or _builds_parameters(records) else Construction.UNSEEN
+
+
+def _placed_part(value: Value) -> bool:
+    """A module (or a moved value of unknown kind) that may not be on the CPU."""
+    if value.kind is Kind.MODULE:
+        return value.where != CPU and not value.stateless
+    return value.kind is Kind.UNKNOWN and may_be_accelerator(value.where)
+
+
+def _places_parts(records: Records) -> bool:
+    """Whether a detached ``__init__`` moved a module or tensor off the CPU."""
+    return any(
+        record.method in torch_api.PLACING_METHODS
+        and not record.casts_only
+        and record.receiver is not None
+        and record.receiver.kind in (Kind.MODULE, Kind.TENSOR)
+        and records.values.get(id(record.node), UNKNOWN).where != CPU  # None: a device
+        for record in records.calls.values()
+    )
+
+
+def _builds_parameters(records: Records) -> bool:
+    """Whether a detached ``__init__`` built layers, parameters or buffers on the CPU."""
+    for record in records.calls.values():
+        if record.callee in torch_api.PARAMETER_WRAPPERS or record.method in _REGISTERS:
+            return True
+        value = records.values.get(id(record.node), UNKNOWN)
+        if value.kind is Kind.MODULE and value.where == CPU and not value.stateless:
+            return True
+    return False

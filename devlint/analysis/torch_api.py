@@ -220,6 +220,19 @@ def is_module_class(qualname: str | None) -> bool:
     return leaf[:1].isupper() and leaf not in ("Parameter", "Buffer", "ParameterList")
 
 
+def is_layer_class(qualname: str) -> bool:
+    """A ``torch.nn`` class that has parameters of its own (``nn.Linear``, ``nn.Conv2d``;
+    not ``nn.Module`` nor the containers, whose parameters are their parts')."""
+    return (
+        is_module_class(qualname)
+        and qualname.rsplit(".", 1)[-1] not in ("Module", *_CONTAINER_LEAVES)
+        and not is_stateless_module(qualname)
+    )
+
+
+_CONTAINER_LEAVES = ("Sequential", "ModuleList", "ModuleDict", "ParameterDict")
+
+
 STATELESS_MODULES = frozenset(
     {
         "ReLU",
