@@ -46,7 +46,7 @@ CORPUS = Path(__file__).resolve().parent / "data" / "runnable"
 MANIFEST = CORPUS / "MANIFEST.toml"
 VARIANTS = ("original", "fixed", "unsafe")
 FIX_OPTIONS = {"original": (), "fixed": ("--fix",), "unsafe": ("--fix", "--unsafe-fixes")}
-OUTCOMES = ("ok", "cuda-only")
+OUTCOMES = ("ok", "cuda-only", "gap")
 # Rules whose diagnostics say "this code needs CUDA": an original may fail on the CPU only
 # where devlint reports one of them (the rules ``devlint run`` names for "Torch not compiled
 # with CUDA enabled" and for a CUDA checkpoint loaded without CUDA).
@@ -74,7 +74,7 @@ class Program:
     folder: str
     description: str
     steps: tuple[Step, ...]
-    expect: dict[str, str]  # variant -> "ok" | "cuda-only"
+    expect: dict[str, str]  # variant -> "ok" | "cuda-only" | "gap"
     devlint_args: tuple[str, ...] = ()  # extra options for every devlint run (rule selection)
     files: tuple[str, ...] = (".",)  # what devlint checks and fixes: the program's own files
     notes: str = ""
@@ -156,7 +156,7 @@ def unified_diff(before: dict[str, bytes], after: dict[str, bytes]) -> str:
         old = before.get(name, b"").decode("utf-8", "replace").splitlines(keepends=True)
         new = after.get(name, b"").decode("utf-8", "replace").splitlines(keepends=True)
         if old != new:
-            chunks.extend(difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"))
+            chunks.extend(difflib.unified_diff(old, new, name, name))
     return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
 
 

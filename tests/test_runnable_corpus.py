@@ -96,6 +96,8 @@ def test_program_runs_on_the_cpu(
         )
 
     expected = program.expect[variant]
+    # "gap": fails for want of CUDA because of a known devlint gap (the notes say which),
+    # reported or not; the test fails once the gap closes, so the manifest follows it
     needs_cuda = variant == "original" and expected == "cuda-only"
     reported = cuda_use(program, work, run_devlint) if needs_cuda else []
     outcome, _ = run_steps(fork_server.run, work, program.steps)
@@ -110,6 +112,8 @@ def test_program_runs_on_the_cpu(
             f"in MANIFEST.toml\n{fixed.diff}",
             pytrace=False,
         )
+    if expected == "gap":
+        return  # still fails as its notes say
     if not (CUDA_ABSENT.search(outcome.error) or CUDA_ABSENT.search(outcome.log[-1500:])):
         pytest.fail(
             report(program, variant, outcome, fixed.diff, "expected a failure for want of CUDA"),
@@ -138,8 +142,11 @@ def test_the_manifest_holds_its_rules() -> None:
         assert set(program.expect.values()) <= set(OUTCOMES), program.name
         if program.expect["original"] == "ok":
             assert program.expect["fixed"] == program.expect["unsafe"] == "ok", program.name
-        assert program.expect["unsafe"] == "ok", program.name  # CUDA use is reported and fixed
-        if program.expect["fixed"] != "ok":
+        if "gap" in program.expect.values():
+            assert "Gap:" in program.notes, program.name  # a known gap, named
+        else:
+            assert program.expect["unsafe"] == "ok", program.name  # CUDA use reported and fixed
+        if program.expect["fixed"] == "cuda-only":
             assert "no safe fix" in program.notes, program.name  # which CUDA use, and why
         for step in program.steps:
             assert (CORPUS / program.folder / step.script).is_file(), (program.name, step)
