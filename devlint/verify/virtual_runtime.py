@@ -118,6 +118,7 @@ def patch_runtime(session: Any) -> None:
         _patch_cuda(session, name, current_stream)
     else:
         _hide_cuda(session)
+        _patch_mac(session)
         for attr, value in {
             "synchronize": session._sync,
             "empty_cache": lambda: None,
@@ -324,9 +325,22 @@ def _hide_cuda(session: Any) -> None:
         "Event": no_cuda,
     }.items():
         session._set(torch.cuda, attr, value)
+
+
+def _patch_mac(session: Any) -> None:
+    """What a Mac answers beyond its MPS device: its macOS release; no CUDA-only packages."""
+    torch = session.torch
     _hide_packages(session, MAC_ABSENT)
+    mps = getattr(torch.backends, "mps", None)
+    for attr, answer in (
+        ("is_macos_or_newer", lambda major, minor: (major, minor) <= MACOS),
+        ("is_macos13_or_newer", lambda minor=0: (13, minor) <= MACOS),
+    ):
+        if hasattr(mps, attr):  # autocast("mps") asks (torch 2.9: the C++ query fails here)
+            session._set(mps, attr, answer)
 
 
+MACOS = (15, 0)  # the virtual Mac's macOS release
 MAC_ABSENT = ("triton",)  # CUDA-only packages with no macOS wheels, which a CUDA build brings
 
 

@@ -323,3 +323,18 @@ def test_cuda_only_packages_are_absent_on_virtual_mps(monkeypatch: pytest.Monkey
     assert sys.modules["triton"] is imported  # put back
     with VirtualDevice("cuda"):
         import triton  # noqa: F401
+
+
+def test_virtual_mps_is_a_recent_mac_to_autocast() -> None:
+    """torch 2.9's autocast("mps") asks for the macOS release (a C++ query that fails off a
+    Mac): the virtual Mac answers as a recent one."""
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice("mps"):
+        assert torch.backends.mps.is_macos_or_newer(14, 0)
+        assert not torch.backends.mps.is_macos_or_newer(99, 0)
+        model = torch.nn.Linear(4, 2).to("mps")
+        with torch.amp.autocast("mps", dtype=torch.float16):
+            assert model(torch.randn(3, 4).to("mps")).device == torch.device("mps:0")
