@@ -8,15 +8,11 @@ is :data:`DEFAULT_TARGET_TORCH`, a release older than every ``torch.accelerator`
 
 from __future__ import annotations
 
-import configparser
 import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
-
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,6 +28,11 @@ _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?\Z")
 # Specifiers that bound the release from below: ``>=2.6``, ``~=2.6``, ``==2.6.*``, ``>2.5``.
 _LOWER_BOUNDS = (">=", "~=", "==", "===", ">")
 _DECLARATIONS = ("pyproject.toml", "setup.cfg", "requirements.txt")
+# A PEP 508 requirement: its name, its extras, then the rest (specifiers, marker or URL).
+_REQUIREMENT = re.compile(
+    r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*(.*)", re.DOTALL
+)
+_SEPARATORS = re.compile(r"[-_.]+")  # a name's canonical form joins them with "-"
 
 
 def parse_target(text: str) -> TorchVersion | None:
@@ -67,14 +68,25 @@ def project_root(start: Path) -> Path:
 
 
 def _lower_bound(line: str) -> TorchVersion | None:
-    try:
-        requirement = Requirement(line.split("#", 1)[0].strip())
-    except InvalidRequirement:
+    match = _REQUIREMENT.fullmatch(line.split("#", 1)[0])
+    if match is None or _SEPARATORS.sub("-", match[1]).lower() != "torch":
         return None
-    if requirement.name.lower() != "torch":
+    specifiers = match[2].split(";", 1)[0].strip()  # the environment marker: any
+    if specifiers.startswith("@"):  # a URL: no release to read
+        return None
+    if specifiers.startswith("(") and specifiers.endswith(")"):  # PEP 508 allows them
+        specifiers = specifiers[1:-1]
+    # packaging's specifiers, not its Requirement: that one imports markers and platform
+    # tags too, a tenth of a one-file run (see bench/startup.py).
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = SpecifierSet(specifiers)
+    except InvalidSpecifier:
         return None
     bounds = []
-    for spec in requirement.specifier:
+    for spec in parsed:
         if spec.operator in _LOWER_BOUNDS:
             try:
                 release = Version(spec.version.removesuffix(".*")).release
@@ -97,6 +109,10 @@ def _pyproject(root: Path) -> Iterator[str]:
 
 
 def _setup_cfg(root: Path) -> Iterator[str]:
+    if not (root / "setup.cfg").is_file():
+        return
+    import configparser
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(root / "setup.cfg", encoding="utf-8")

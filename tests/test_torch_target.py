@@ -42,6 +42,9 @@ def _project(tmp_path: Path, name: str, text: str) -> Path:
         ("setup.cfg", "[options]\ninstall_requires =\n    torch>=2.7\n    numpy\n", (2, 7)),
         ("requirements.txt", "-r base.txt\ntorch>2.5  # pinned by CI\n", (2, 5)),
         ("requirements.txt", "torch @ https://example.invalid/torch.whl\n", None),
+        ("requirements.txt", "Torch[opt] (>=2.3); python_version >= '3.9'\n", (2, 3)),
+        ("requirements.txt", "torch==2.4.0+cu121\ntorch-geometric>=2.0\n", (2, 4)),
+        ("requirements.txt", "torch>=2.4 nonsense\npy-torch>=3.0\n", None),
     ],
 )
 def test_declared_target(
