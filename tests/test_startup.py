@@ -57,8 +57,9 @@ def test_version_and_help_import_click_and_no_more(args: list[str], tmp_path: Pa
 
 def test_a_one_file_check_imports_what_checking_needs_only(tmp_path: Path) -> None:
     """libcst and the rules, not the language server, rich, notebooks, fixing's writes, the
-    pattern matcher (no excludes apply to a named file) or packaging (no torch requirement
-    to read)."""
+    pattern matcher (no excludes apply to a named file) or packaging (the project's torch
+    requirement is read without it)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["torch>=2.4"]\n')
     (tmp_path / "train.py").write_text(BUG)
     code, packages, modules = imported(["check", "--no-cache", "train.py"], tmp_path)
     assert code == 1  # the bug is found
