@@ -33,7 +33,6 @@ from devlint.discovery import discover, is_excluded
 from devlint.engine import UNREADABLE, CheckOptions, check_text, unreadable
 from devlint.fixing import fix_text
 from devlint.noqa import warn_invalid
-from devlint.notebooks import NotWritable, cell_diff, read_notebook, rewrite
 from devlint.rule import all_rules
 from devlint.runner import FileTask, default_jobs, run_files
 from devlint.source import (
@@ -228,6 +227,8 @@ def read(data: bytes, display: str) -> Source | None:
     bytes cannot be decoded.
     """
     if display.endswith(".ipynb"):
+        from devlint.notebooks import read_notebook  # only for notebooks
+
         return read_notebook(data)
     return decode_source(data)
 
@@ -256,6 +257,8 @@ def lint_source(
         diff = unified_diff(source.text, result.text, display, display)
         return FileResult(result.diagnostics, result.applied, diff, fixed=data)
     assert source.data is not None  # a notebook is always read from bytes
+    from devlint.notebooks import NotWritable, cell_diff, read_notebook, rewrite
+
     try:
         data = rewrite(source.data, result.text)
         notebook = read_notebook(data)

@@ -10,10 +10,7 @@ runs never see half an entry; an unreadable or corrupt entry is a miss and is re
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -32,6 +29,8 @@ class ResultCache:
     @staticmethod
     def key(data: bytes, display: str, settings: str) -> str:
         """The entry of a file's result: its content and the settings."""
+        import hashlib  # here, like json below: --no-cache runs import neither
+
         digest = hashlib.sha256()
         for part in (__version__.encode(), settings.encode(), display.encode(), data):
             digest.update(len(part).to_bytes(8, "little"))
@@ -42,6 +41,8 @@ class ResultCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def load(self, key: str) -> list[Diagnostic] | None:
+        import json
+
         try:
             entry = json.loads(self._path(key).read_text(encoding="utf-8"))
             if any(_stamp(Path(path)) != [path, *stamp] for path, *stamp in entry["read"]):
@@ -52,12 +53,17 @@ class ResultCache:
 
     def store(self, key: str, diagnostics: list[Diagnostic], read: Sequence[Path] = ()) -> None:
         """Keep a file's diagnostics, with the project modules they were computed from."""
+        import json
+
         path = self._path(key)
+        # Written beside the entry, then renamed over it: a reader never sees half of one.
+        # The process id keeps concurrent writers apart (without tempfile, which imports
+        # more than a one-file run needs).
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             _ignore_everything(self.directory.parent)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
+            with open(temporary, "w", encoding="utf-8") as out:
                 entry = {
                     "read": [_stamp(module) for module in read],
                     "diagnostics": [asdict(d) for d in diagnostics],

@@ -2,51 +2,29 @@
 
 from __future__ import annotations
 
-import difflib
-import importlib
-import logging
 import os
 import sys
-import time
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TextIO
 
 import click
 
 from devlint import __version__
-from devlint.api import (
-    FixMode,
-    LintOutcome,
-    LintRequest,
-    Overrides,
-    Settings,
-    UsageError,
-    files_to_check,
-    lint,
-    request_settings,
-)
-from devlint.config import ConfigError
-from devlint.diagnostics import Diagnostic
-from devlint.docs import DEFAULT_DOCS_URL
-from devlint.noqa import add_noqa as add_noqa_directives
-from devlint.report import (
-    DEFAULT_FORMAT,
-    FORMATS,
-    STATISTICS_FORMATS,
-    TEXT_FORMATS,
-    ReportOptions,
-    RuleInfo,
-    render,
-)
-from devlint.rule import all_rules
-from devlint.runner import default_jobs
-from devlint.source import UnreadableSource, decode
+from devlint.diagnostics import FixMode
+from devlint.report import DEFAULT_FORMAT, FORMATS, STATISTICS_FORMATS, TEXT_FORMATS
 
-LOGGER = logging.getLogger("devlint")
+# Start-up: `devlint --version` and `--help` import click and nothing heavy; what checking
+# needs (libcst, the analysis, the rules, the configuration, rich) is imported by the code
+# that uses it (tests/test_startup.py keeps it so; bench/startup.py times it).
+if TYPE_CHECKING:
+    import logging
+
+    from devlint.api import LintOutcome, LintRequest, Settings
+    from devlint.diagnostics import Diagnostic
+    from devlint.report import RuleInfo
 
 
 class UserError(Exception):
@@ -56,13 +34,28 @@ class UserError(Exception):
 class DefaultGroup(click.Group):
     """``devlint PATH`` means ``devlint check PATH``, as with ruff's old CLI."""
 
-    lazy_commands: ClassVar[dict[str, str]] = {
-        "verify": "devlint.verify.command",
-        "run": "devlint.verify.run_script",
-        "server": "devlint.server",
-        "rules": "devlint.rule_commands",
-        "rule": "devlint.rule_commands",
-        "docs": "devlint.rule_commands",
+    # Commands whose module is imported only when they run, and their one-line help, so
+    # that `devlint --help` lists them without importing them (a test keeps each help
+    # equal to the first paragraph of the command's own).
+    lazy_commands: ClassVar[dict[str, tuple[str, str]]] = {
+        "verify": (
+            "devlint.verify.command",
+            "Run the rule fixtures on the devices present and check their declared outcomes.",
+        ),
+        "run": (
+            "devlint.verify.run_script",
+            "Run SCRIPT on the CPU as on a machine with DEVICE; stop at the first device bug.",
+        ),
+        "server": (
+            "devlint.server",
+            "Run the language server on stdin/stdout (for editors; needs the `lsp` extra).",
+        ),
+        "rules": ("devlint.rule_commands", "List every rule: code, name, default on/off, fix."),
+        "rule": ("devlint.rule_commands", "Show the documentation of one rule (by code or name)."),
+        "docs": (
+            "devlint.rule_commands",
+            "Write one page per rule, and an index, from the rules' documentation.",
+        ),
     }
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -77,15 +70,34 @@ class DefaultGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy_commands:
-            command = getattr(importlib.import_module(self.lazy_commands[name]), name)
+            import importlib
+
+            command = getattr(importlib.import_module(self.lazy_commands[name][0]), name)
             return command if isinstance(command, click.Command) else None
         return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands' table of ``--help``, the lazy ones from their help above."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in self.lazy_commands:
+                command = click.Command(name, help=self.lazy_commands[name][1])
+            else:
+                command = self.commands[name]
+            if not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 def _refuse_a_misspelled_command(word: str, commands: list[str]) -> None:
     """``devlint checkk``: not a path, and close to a command: say so (exit 2)."""
     if word.startswith("-") or "/" in word or "." in word or os.path.lexists(word):
         return
+    import difflib
+
     close = difflib.get_close_matches(word, commands, n=1, cutoff=0.75)
     if close:
         _fail(f"`{word}` is neither a command nor a path; did you mean `{close[0]}`?")
@@ -282,6 +294,8 @@ class CheckFlags:
         return None
 
     def request(self) -> LintRequest:
+        from devlint.api import LintRequest, Overrides
+
         overrides = Overrides(
             self.select,
             self.extend_select,
@@ -326,6 +340,8 @@ def check(**options: Any) -> None:
     flags = CheckFlags(**options)
     _log_setup(flags.quiet or flags.silent, flags.verbose and not flags.silent)
     with _errors(flags.verbose):
+        from devlint.api import files_to_check, request_settings
+
         _refuse_conflicts(flags)
         request = flags.request()
         settings = request_settings(request)
@@ -357,26 +373,38 @@ def _refuse_conflicts(flags: CheckFlags) -> None:
 @contextmanager
 def _errors(verbose: bool) -> Iterator[None]:
     """Problems with the input: one line and exit 2; a devlint bug: the same, or a traceback."""
+    from devlint.api import UsageError
+    from devlint.config import ConfigError
+
     try:
         yield
     except (UserError, UsageError, ConfigError) as error:
         _fail(str(error))
     except Exception as error:  # a bug in devlint: one line, the traceback on request
         if verbose:
+            import traceback
+
             traceback.print_exc()
         _fail(f"internal error: {type(error).__name__}: {error} (run with --verbose for details)")
 
 
 def _lint(request: LintRequest, settings: Settings) -> LintOutcome:
     """``api.lint``, with what ``--verbose`` says about it."""
+    import time
+
+    from devlint.api import lint
+    from devlint.runner import default_jobs
+
     where = settings.config.path
-    LOGGER.info(f"settings: {where if where is not None else 'no configuration file (defaults)'}")
+    _logger().info(
+        f"settings: {where if where is not None else 'no configuration file (defaults)'}"
+    )
     started = time.perf_counter()
     outcome = lint(request, settings)
     seconds = time.perf_counter() - started
     noun = "file" if outcome.files_checked == 1 else "files"
     jobs = request.jobs or default_jobs()
-    LOGGER.info(
+    _logger().info(
         f"checked {outcome.files_checked} {noun} in {seconds:.2f} s "
         f"({outcome.cache_hits} from the cache, {jobs} worker processes at most)"
     )
@@ -400,6 +428,9 @@ def _report(flags: CheckFlags, settings: Settings, outcome: LintOutcome) -> int:
         sys.stdout.flush()
         sys.stdout.buffer.write(outcome.fixed_stdin)
         sys.stdout.buffer.flush()
+    from devlint.docs import DEFAULT_DOCS_URL
+    from devlint.report import ReportOptions, render
+
     fmt = flags.output_format or settings.config.output_format or DEFAULT_FORMAT
     with _output(flags, to_stderr=outcome.fixed_stdin is not None) as (out, color):
         options = ReportOptions(
@@ -443,6 +474,8 @@ def _silent(flags: CheckFlags, outcome: LintOutcome) -> int:
 
 def _stdin_source(flags: CheckFlags, outcome: LintOutcome) -> dict[str, str]:
     """The Python source read from stdin, by the name it is reported under."""
+    from devlint.source import UnreadableSource, decode
+
     display = flags.stdin_filename or "-"
     if outcome.stdin is None or display.endswith(".ipynb"):
         return {}
@@ -482,6 +515,9 @@ def _print_diff(outcome: LintOutcome, exit_zero: bool, quiet: bool) -> int:
 
 def _rule_infos(unfixable: frozenset[str] = frozenset()) -> dict[str, RuleInfo]:
     """What the report says about each rule; ``unfixable``: codes whose fixes are off."""
+    from devlint.report import RuleInfo
+    from devlint.rule import all_rules
+
     return {
         code: RuleInfo(
             code,
@@ -501,6 +537,8 @@ _UNFIXABLE_HELP = "No automatic fix: fixes of {code} are turned off (`fixable` /
 
 
 def _add_noqa(found: list[Diagnostic], exit_zero: bool, say: bool = True) -> int:
+    from devlint.noqa import add_noqa as add_noqa_directives
+
     result = add_noqa_directives(found)
     for problem in result.problems if say else ():
         click.echo(problem, err=True)
@@ -523,6 +561,7 @@ def _show_settings(settings: Settings, flags: CheckFlags) -> NoReturn:
 
 def _watch(flags: CheckFlags, request: LintRequest) -> NoReturn:
     """``--watch``: check, then check again whenever a checked file (or the config) changes."""
+    from devlint.api import files_to_check, request_settings
     from devlint.watch import watch
 
     def files() -> list[Path]:
@@ -543,13 +582,22 @@ def _watch(flags: CheckFlags, request: LintRequest) -> NoReturn:
 def _log_setup(quiet: bool, verbose: bool) -> None:
     """devlint's log lines go to stderr: `warning: ...` (an invalid `# noqa`), and with
     ``--verbose`` `info: ...`; ``--quiet`` keeps them all back."""
+    import logging
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
-    LOGGER.handlers = [handler]
-    LOGGER.propagate = False
-    LOGGER.setLevel(logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING)
+    logger = _logger()
+    logger.handlers = [handler]
+    logger.propagate = False
+    logger.setLevel(logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING)
     logging.addLevelName(logging.WARNING, "warning")
     logging.addLevelName(logging.INFO, "info")
+
+
+def _logger() -> logging.Logger:
+    import logging
+
+    return logging.getLogger("devlint")
 
 
 def _fail(message: str) -> NoReturn:

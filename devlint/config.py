@@ -12,7 +12,6 @@ entry wins over a less specific one.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import os
@@ -22,9 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from devlint.torch_target import (
     DEFAULT_TARGET_TORCH,
@@ -33,6 +30,9 @@ from devlint.torch_target import (
     parse_target,
     project_root,
 )
+
+if TYPE_CHECKING:
+    import pathspec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -254,6 +254,8 @@ def _validate(section: dict[str, Any], where: str, root: Path, path: Path) -> Fi
 
 
 def _describe_unknown(key: str) -> str:
+    import difflib  # only for an unknown key
+
     close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
     if not close and key.replace("_", "-") in KNOWN_KEYS:
         close = [key.replace("_", "-")]
@@ -519,6 +521,8 @@ class _Glob:
 
 @functools.lru_cache(maxsize=64)
 def _compile_globs(globs: tuple[str, ...]) -> tuple[_Glob, ...]:
+    import pathspec  # only where there are per-file-ignores
+
     compiled = []
     for raw in globs:
         negated = raw.startswith("!")

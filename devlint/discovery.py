@@ -19,13 +19,12 @@ file the last matching line wins (``!pattern`` re-includes).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
 
 __all__ = ["DEFAULT_EXCLUDES", "SUFFIXES", "discover", "is_excluded"]
 
@@ -72,6 +71,8 @@ _Level = tuple[str, _Patterns]
 
 def _compile(lines: Sequence[str]) -> _Patterns:
     """gitignore lines -> patterns; a line pathspec rejects is skipped, as git skips it."""
+    import pathspec  # only where there are patterns (a one-file run may have none)
+
     try:
         specs = [pathspec.GitIgnoreSpec.from_lines(lines)]
     except (ValueError, TypeError):
@@ -139,17 +140,18 @@ def _verdict(patterns: _Patterns, subject: str) -> bool | None:
 
 @dataclass(frozen=True)
 class _Excludes:
-    """The exclude patterns: plain names in sets (the common case), globs compiled."""
+    """The exclude patterns: plain names in sets (the common case), globs compiled when
+    first needed (checking one named file needs none of them)."""
 
     names: frozenset[str]
     dir_names: frozenset[str]
-    patterns: _Patterns
+    globs: tuple[str, ...]
 
     @classmethod
     def build(cls, patterns: Iterable[str]) -> _Excludes:
         raw = [pattern for pattern in patterns if pattern.strip()]
         if any(pattern.lstrip().startswith("!") for pattern in raw):
-            return cls(frozenset(), frozenset(), _compile(raw))  # order matters: no shortcut
+            return cls(frozenset(), frozenset(), tuple(raw))  # order matters: no shortcut
         names: set[str] = set()
         dir_names: set[str] = set()
         globs: list[str] = []
@@ -159,12 +161,16 @@ class _Excludes:
                 (dir_names if pattern.endswith("/") else names).add(body)
             else:
                 globs.append(pattern)
-        return cls(frozenset(names), frozenset(dir_names), _compile(globs))
+        return cls(frozenset(names), frozenset(dir_names), tuple(globs))
+
+    @functools.cached_property
+    def patterns(self) -> _Patterns:
+        return _compile(self.globs)
 
     def excludes(self, name: str, relative: str | None, is_dir: bool) -> bool:
         if name in self.names or (is_dir and name in self.dir_names):
             return True
-        if not self.patterns:
+        if not self.globs:
             return False
         subject = (relative if relative is not None else name) + ("/" if is_dir else "")
         return _verdict(self.patterns, subject) is True

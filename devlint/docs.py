@@ -9,7 +9,6 @@ The default points at the Markdown pages kept in this repository (``docs/rules/`
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -78,6 +77,8 @@ def _index_markdown(rules: Mapping[str, type[Rule]], suffix: str) -> str:
 
 
 def _html(title: str, markdown: str) -> str:
+    import html
+
     from markdown_it import MarkdownIt  # only for HTML pages (a dependency of rich)
 
     body = MarkdownIt("commonmark").enable("table").render(markdown)

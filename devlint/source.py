@@ -7,11 +7,9 @@ from rows of that text to cells. Every split of text into lines uses ``LINE_BREA
 
 from __future__ import annotations
 
-import difflib
 import io
 import os
 import re
-import tempfile
 import tokenize
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -77,6 +75,8 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
 
 def unified_diff(before: str, after: str, fromfile: str, tofile: str) -> str:
     """The change from ``before`` to ``after`` as ``diff -u`` prints it."""
+    import difflib  # only --diff and fixes need it
+
     lines = difflib.unified_diff(
         split_lines(before, keepends=True),
         split_lines(after, keepends=True),
@@ -158,6 +158,8 @@ def write_atomically(path: Path, data: bytes, expected: bytes) -> None:
     if path.read_bytes() != expected:
         raise ChangedOnDisk(f"{path} changed while devlint was fixing it; not written")
     mode = path.stat().st_mode & 0o7777
+    import tempfile  # only --fix writes
+
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:

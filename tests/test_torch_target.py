@@ -42,6 +42,9 @@ def _project(tmp_path: Path, name: str, text: str) -> Path:
         ("setup.cfg", "[options]\ninstall_requires =\n    torch>=2.7\n    numpy\n", (2, 7)),
         ("requirements.txt", "-r base.txt\ntorch>2.5  # pinned by CI\n", (2, 5)),
         ("requirements.txt", "torch @ https://example.invalid/torch.whl\n", None),
+        ("requirements.txt", "Torch[opt] (>=2.3); python_version >= '3.9'\n", (2, 3)),
+        ("requirements.txt", "torch==2.4.0+cu121\ntorch-geometric>=2.0\n", (2, 4)),
+        ("requirements.txt", "torch>=2.4 nonsense\npy-torch>=3.0\n", None),
     ],
 )
 def test_declared_target(
@@ -106,3 +109,53 @@ def test_a_bad_option_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.output.strip().splitlines() == [
         "error: invalid value for '--target-torch': expected a release such as 2.6, got 'new'"
     ]
+
+
+def _bound_by_packaging(line: str) -> tuple[int, int] | None:
+    """What packaging's Requirement reads as the lowest torch release of ``line``."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        requirement = Requirement(line)
+    except InvalidRequirement:
+        return None
+    if requirement.name.lower() != "torch":
+        return None
+    bounds = []
+    for spec in requirement.specifier:
+        if spec.operator in (">=", "~=", "==", "===", ">"):
+            try:
+                release = Version(spec.version.removesuffix(".*")).release
+            except InvalidVersion:
+                continue
+            bounds.append((release[0], release[1] if len(release) > 1 else 0))
+    return max(bounds) if bounds else None
+
+
+OPERATORS = (">=", "~=", "==", "===", ">", "<", "<=", "!=")
+VERSIONS = ("2", "2.6", "2.6.1", "2.6.*", "2.*", "2.4.0+cu121", "2.7.0.dev20250101", "2.5rc1",
+            "1!2.6", "v2.6", "2.6.post1", "2.6-1", "2.x", "2..6", "2.6rc1.*", "foo")  # fmt: skip
+
+
+def test_the_torch_bound_reads_as_packaging_reads_it() -> None:
+    """devlint reads a torch requirement without importing packaging (start-up time); it
+    agrees with packaging's Requirement on every operator and version form, valid or not."""
+    from devlint.torch_target import _lower_bound
+
+    lines = [f"torch{op}{version}" for op in OPERATORS for version in VERSIONS]
+    lines += [
+        f"torch {a}{v}, {b}{w}; python_version >= '3.9'"
+        for a, b in (("<", ">="), (">=", "!="), ("~=", "<"))
+        for v in VERSIONS
+        for w in VERSIONS
+    ]
+    lines += [
+        "torch",
+        "torch>=2.4 junk",
+        "torch (>=2.2)",
+        "Torch_[x]>=2.3",
+        "torch>=2.4,",
+        "torch,",
+    ]
+    assert [_lower_bound(line) for line in lines] == list(map(_bound_by_packaging, lines))
