@@ -34,6 +34,8 @@ class OpNotOnMps(Rule):
     paths resolved, and from the kernels and CPU fallbacks its MPS sources register.
 
     Nothing is reported where MPS is not possible: CPU-only code, a CUDA-or-CPU choice.
+    Nor is an operator that falls back to the CPU only in releases older than its MPS
+    kernel (`linalg_vector_norm` in torch 2.0): it runs there, a little slower.
 
     ## Why is this bad?
     The script runs on CUDA and on the CPU, and on a Mac stops with

@@ -13,7 +13,8 @@ operators it dispatches. Composite operators are opened up the way MPS would run
 Only operators that matter to MPS are kept (those in ``mps_coverage``, and composites
 holding one), and only calls that reach one: the others run on MPS in every release.
 Operators the CPU picks for itself inside a call (``mkldnn_*``, ``slow_conv*``) are
-skipped. The map is checked by ``tests/analysis/test_mps_op_map.py``, which runs a sample
+skipped; multi-tensor ``_foreach_*`` operators, which torch's Python code calls only where
+the device has them, stand for the operators they decompose into. The map is checked by ``tests/analysis/test_mps_op_map.py``, which runs a sample
 of ``SPECS`` again.
 
     .venv/bin/python scripts/record_op_map.py            # write the map
@@ -39,6 +40,10 @@ from devlint.analysis import mps_coverage  # noqa: E402
 
 MAP = ROOT / "devlint" / "analysis" / "mps_op_map.json"
 CPU_ONLY = ("mkldnn", "slow_conv", "_nnpack", "thnn_conv", "cudnn", "miopen", "_cpu")
+# Multi-tensor operators: torch's Python code calls them only where it knows the device
+# and release have them (``_has_foreach_support``), else one operator per tensor: they
+# stand for what they decompose into.
+FOREACH = "_foreach_"
 
 
 @dataclass(frozen=True)
@@ -334,35 +339,8 @@ SPECS: list[Spec] = [
         "torch.nn.utils.clip_grad_norm_(p, 1.0)",
         "p = [nn.Parameter(torch.randn(3))]; p[0].grad = torch.ones(3)",
     ),
-    # training machinery that runs where its tensors are
-    Spec(
-        "torch.optim.Adam",
-        "o.step()",
-        "p = [nn.Parameter(torch.randn(3))]; p[0].grad = torch.ones(3); "
-        "o = torch.optim.Adam(p, fused=True)",
-        when={"fused": True},
-    ),
-    Spec(
-        "torch.optim.AdamW",
-        "o.step()",
-        "p = [nn.Parameter(torch.randn(3))]; p[0].grad = torch.ones(3); "
-        "o = torch.optim.AdamW(p, fused=True)",
-        when={"fused": True},
-    ),
-    Spec(
-        "torch.optim.SGD",
-        "o.step()",
-        "p = [nn.Parameter(torch.randn(3))]; p[0].grad = torch.ones(3); "
-        "o = torch.optim.SGD(p, lr=0.1, fused=True)",
-        when={"fused": True},
-    ),
-    Spec(
-        "torch.optim.Adagrad",
-        "o.step()",
-        "p = [nn.Parameter(torch.randn(3))]; p[0].grad = torch.ones(3); "
-        "o = torch.optim.Adagrad(p, fused=True)",
-        when={"fused": True},
-    ),
+    # training machinery that runs where its tensors are (fused optimizers are left out:
+    # before their MPS kernels, torch's Python code refuses MPS with its own RuntimeError)
     Spec(
         "torch.amp.GradScaler",
         "s.scale(w.sum()).backward(); s.step(o); s.update()",
@@ -541,6 +519,10 @@ def _prune(nodes: list[Any]) -> list[Any]:
         if name.startswith(CPU_ONLY) or any(part in name for part in ("mkldnn", "slow_conv")):
             continue
         inner = _prune(children)
+        if name.startswith(FOREACH):  # Python chose it for this device and release
+            kept.extend(item for item in inner if json.dumps(item) not in seen)
+            seen.update(json.dumps(item) for item in inner)
+            continue
         listed = mps_coverage.lookup(name) is not None
         if not listed and not inner:
             continue

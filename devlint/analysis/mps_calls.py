@@ -39,8 +39,10 @@ class OpCall:
         return self.where is not None and "mps" in self.where
 
     def verdict(self, target: TorchVersion) -> Verdict | None:
-        """What its operators do on MPS in the ``target`` torch (None: they run)."""
-        return mps_op_map.outcome(self.entry.ops, target)
+        """What its operators do on MPS in the ``target`` torch, when it is notable (None:
+        they run, or only fall back in releases older than their kernel)."""
+        verdict = mps_op_map.outcome(self.entry.ops, target)
+        return verdict if verdict is not None and verdict.notable else None
 
     @property
     def display(self) -> str:

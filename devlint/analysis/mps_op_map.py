@@ -63,6 +63,12 @@ class Verdict:
     operator: str  # ``aten::take``
     since: TorchVersion | None  # the first release with an MPS kernel after a missing one
 
+    @property
+    def notable(self) -> bool:
+        """A failure, or a fallback to the CPU that no later release removes (one that
+        only older releases have runs, a little slower, where it still happens)."""
+        return self.outcome == "M" or self.since is None
+
 
 def _tree(data: Any) -> OpTree:
     if isinstance(data, str):
