@@ -21,7 +21,7 @@ from devlint.analysis.facts import FileFacts
 from devlint.analysis.interpreter import Env
 from devlint.analysis.module_classes import ModuleClassInterpreter
 from devlint.analysis.project_imports import ModuleSummary, ProjectModules
-from devlint.analysis.values import CUDA, Kind, Value, may_be_accelerator
+from devlint.analysis.values import CPU, CUDA, Kind, Value, may_be_accelerator
 
 # Statements of a function run for the flags on what it returns: argument parsers
 # (``get_args()``: one ``add_argument`` per option) are long and cheap to run.
@@ -49,6 +49,13 @@ class Analyzer(ModuleClassInterpreter):
             # A guard attribute was read before its assignment was seen: run once more.
             again = Analyzer(self.guard_functions, self.guard_attributes)
             again.project_modules = self.project_modules
+            return again.analyze(module)
+        if self.default_device_set and self.default_device == CPU:
+            # ``torch.set_default_device(...)`` somewhere: factories and layers without
+            # ``device=`` anywhere may land there, before or after it runs.
+            again = Analyzer(self.guard_functions, self.guard_attributes)
+            again.project_modules = self.project_modules
+            again.default_device = None
             return again.analyze(module)
         self.decide_requirements(module)
         rec = self.rec

@@ -389,7 +389,8 @@ class CallInterpreter(EffectInterpreter):
         (a dataset's placement is where its items are: ``datasets.py``)."""
         if callee.qualname in self.module_classes:
             stateless = callee.qualname in self.stateless_classes
-            return Value(Kind.MODULE, CPU, qualname=callee.qualname, stateless=stateless)
+            where = self.default_device
+            return Value(Kind.MODULE, where, qualname=callee.qualname, stateless=stateless)
         return Value(Kind.INSTANCE, qualname=callee.qualname)
 
     def function_call(

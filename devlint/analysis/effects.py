@@ -15,7 +15,7 @@ import libcst as cst
 
 from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.expressions import ExpressionInterpreter
-from devlint.analysis.syntax import dotted_name
+from devlint.analysis.syntax import dotted_name, string_value
 from devlint.analysis.values import ANY_DEVICE, CPU, CUDA, UNKNOWN, Kind, Value, join_placements
 
 # Keyword arguments of torch functions that are operands like the positional ones.
@@ -34,6 +34,20 @@ def is_float64(dtype: Value) -> bool:
 
 # Values whose placement says where a loader over them batches.
 _DATASETS = (Kind.TENSOR, Kind.INSTANCE)
+
+
+def _floating_by_default(node: cst.Call, callee: str) -> bool:
+    """A factory whose dtype is the default floating dtype: ``torch.zeros(3)``, or
+    ``torch.tensor([0.5, 1.5])`` of float literals."""
+    leaf = callee.rsplit(".", 1)[-1]
+    if leaf in torch_api.DEFAULT_DTYPE_FACTORIES:
+        return True
+    data = node.args[0].value if node.args else None
+    return (
+        leaf == "tensor"
+        and isinstance(data, cst.List | cst.Tuple)
+        and any(type(element.value) is cst.Float for element in data.elements)
+    )
 
 
 class EffectInterpreter(ExpressionInterpreter):
@@ -58,6 +72,8 @@ class EffectInterpreter(ExpressionInterpreter):
         first = keywords.get("type") or keywords.get("device") or (args[0] if args else None)
         if first is not None and first.kind is Kind.DEVICE:
             return Value(Kind.DEVICE, first.where, cuda_defaults=first.cuda_defaults)
+        if first is not None and first.kind is Kind.CONSTANT and isinstance(first.constant, str):
+            return Value(Kind.DEVICE)  # ``torch.device("meta")``: none of cpu, cuda, mps
         return Value(Kind.DEVICE, ANY_DEVICE)
 
     def effect_accelerator(
@@ -125,7 +141,9 @@ class EffectInterpreter(ExpressionInterpreter):
             known = [p.where for p in parts if not p.stateless] or known  # ``nn.ReLU()``
             return Value(Kind.MODULE, join_placements(known), built_by=node)
         device = keywords.get("device")
-        where = device.where if device is not None and device.kind is Kind.DEVICE else CPU
+        where = device.where if device is not None and device.kind is Kind.DEVICE else None
+        if device is None:
+            where = self.default_device
         stateless = torch_api.is_stateless_module(callee)
         return Value(Kind.MODULE, where, stateless=stateless, built_by=node)
 
@@ -154,11 +172,40 @@ class EffectInterpreter(ExpressionInterpreter):
         dtype = keywords.get("dtype")
         if dtype is not None:
             return replace(value, float64="explicit" if is_float64(dtype) else "")
+        if self.default_float64 and _floating_by_default(node, callee):
+            return replace(value, float64="explicit")  # after ``set_default_dtype(float64)``
         from_data = callee.endswith((".tensor", ".as_tensor", ".from_numpy", ".asarray"))
         data = args[0] if args else UNKNOWN
         if from_data and data.kind is Kind.ARRAY and data.float64:
             return replace(value, float64="numpy")  # ``torch.from_numpy(np.random.rand(3))``
         return replace(value, float64="")
+
+    def effect_default_device(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        self.default_device_set = True  # factories anywhere may land there (analyzer.py)
+        return UNKNOWN
+
+    def effect_default_dtype(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        dtype = args[0] if args else keywords.get("d")
+        self.default_float64 = dtype is not None and is_float64(dtype)
+        return UNKNOWN
+
+    def effect_default_tensor_type(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        """``torch.set_default_tensor_type(torch.cuda.DoubleTensor)``: a device and a dtype."""
+        text = (
+            (dotted_name(node.args[0].value) or string_value(node.args[0].value) or "")
+            if node.args
+            else ""
+        )
+        self.default_float64 = text.endswith("DoubleTensor")
+        if ".cuda." in text:
+            self.default_device_set = True
+        return UNKNOWN
 
     def effect_numpy(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
@@ -201,8 +248,16 @@ class EffectInterpreter(ExpressionInterpreter):
             # CPU; a number (0-dim, mixes with any device) unless the name says it holds
             # several (or a shape is given: ``.view(1, 3, 1, 1)``).
             several = name_guesses.names_a_sequence(dotted_name(data) or "")
-            return Value(Kind.TENSOR, CPU, scalar=not several, origins=(node,))
-        return Value(Kind.TENSOR, CPU, scalar=from_data and is_number, origins=(node,))
+            return self.made_by_default(node, scalar=not several)
+        return self.made_by_default(node, scalar=from_data and is_number)
+
+    def made_by_default(self, node: cst.Call, scalar: bool) -> Value:
+        """A factory's tensor without ``device=``: on the default device, the CPU unless
+        the code changed it (``torch.set_default_device``, ``with torch.device(d):``).
+        ``origins`` records the factories made on the CPU by default (DEV013, DEV014)."""
+        where = self.default_device
+        origins = (node,) if where == CPU else ()
+        return Value(Kind.TENSOR, where, scalar=scalar, origins=origins)
 
     def effect_operation(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]

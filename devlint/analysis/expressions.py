@@ -32,6 +32,7 @@ from devlint.analysis.values import (
     ANY_DEVICE,
     CPU,
     CUDA,
+    EMPTY,
     UNKNOWN,
     Kind,
     Placement,
@@ -380,9 +381,10 @@ class ExpressionInterpreter(DefinitionInterpreter):
         return self.container(values)
 
     def container(self, values: Sequence[Value]) -> Value:
-        """A literal list/tuple/dict: a tensor container when every element is a tensor."""
+        """A literal list/tuple/dict: a tensor container when every element is a tensor;
+        an empty one is of no kind yet (``EMPTY``), never a tensor."""
         if not values:
-            return Value(Kind.TENSOR, frozenset())
+            return EMPTY
         if all(value.kind is Kind.TENSOR for value in values):
             where = join_placements(value.where for value in values)
             origins = tuple(origin for value in values for origin in value.origins)

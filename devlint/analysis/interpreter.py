@@ -42,7 +42,7 @@ from devlint.analysis.facts import (
     Site,
 )
 from devlint.analysis.syntax import dotted_name, subscript_key
-from devlint.analysis.values import CPU, UNKNOWN, Kind, Value, join
+from devlint.analysis.values import CPU, UNKNOWN, Kind, Placement, Value, is_empty_container, join
 
 Env = dict[str, Value]
 MAX_LOOP_PASSES = 3
@@ -166,6 +166,12 @@ class Interpreter:
         self.name_reads: Counter[str] = Counter()
         self.name_calls: Counter[str] = Counter()
         self.option_defaults: Env = {}  # ``--device`` options with a CUDA default, by dest
+        # Torch's global state: where factories and layers without ``device=`` land (the
+        # CPU; unknown in a file that calls ``torch.set_default_device``: analyzer.py), and
+        # whether floating factories are float64 (``torch.set_default_dtype``).
+        self.default_device: Placement = CPU
+        self.default_device_set = False
+        self.default_float64 = False
         self._last_site: tuple[Context, bool, Site] | None = None
 
     # -- handlers provided by the mixins (statements.py, expressions.py, calls.py)
@@ -263,9 +269,12 @@ class Interpreter:
         if base and container and container.from_batch and value.kind is Kind.TENSOR:
             # ``batch[k] = batch[k].to(device)``: the batch is being moved.
             self.env[base] = Value(Kind.TENSOR, value.where)
-        elif base and container and container.where == frozenset() and value.kind is Kind.TENSOR:
-            # ``losses = {}`` then ``losses["g"] = g_loss``: a container of such tensors
-            self.env[base] = Value(Kind.TENSOR, value.where)
+        elif base and container and is_empty_container(container):
+            # ``losses = {}`` then ``losses["g"] = g_loss``: a container of such tensors;
+            # of modules (``models["g"] = G()``) or anything else: not a tensor
+            self.env[base] = (
+                Value(Kind.TENSOR, value.where) if value.kind is Kind.TENSOR else UNKNOWN
+            )
 
     def bind_pairwise(self, target: cst.BaseExpression, source: cst.BaseExpression) -> bool:
         """``a, b = x, y``: bind element by element; False when the shapes differ."""

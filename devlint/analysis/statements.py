@@ -20,7 +20,15 @@ from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.facts import Branch, Conditional, Loop
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
 from devlint.analysis.syntax import dotted_name, parameters, string_value
-from devlint.analysis.values import MPS, UNKNOWN, Kind, Value, is_cpu, join_placement
+from devlint.analysis.values import (
+    MPS,
+    UNKNOWN,
+    Kind,
+    Value,
+    is_cpu,
+    is_empty_container,
+    join_placement,
+)
 
 # Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
 _ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
@@ -36,6 +44,20 @@ def _off_by_default(test: cst.BaseExpression, function: cst.FunctionDef | None) 
             default = param.default
             return isinstance(default, cst.Name) and default.value in ("False", "None")
     return False
+
+
+def _flags_set_by(test: Value, body: Env, orelse: Env) -> Env:
+    """``if torch.cuda.is_available(): use_cuda = 1`` / ``else: use_cuda = 0``: a name set
+    to a truthy constant where the test holds and a falsy one where it does not is the
+    test itself (``guards.conditional``), as ``use_cuda = 1 if avail else 0`` would be."""
+    flags: Env = {}
+    for key, value in body.items():
+        other = orelse.get(key)
+        if value.kind is Kind.CONSTANT and other is not None and other.kind is Kind.CONSTANT:
+            flag = guards.conditional(test, value, other)
+            if flag is not None:
+                flags[key] = flag
+    return flags
 
 
 class StatementInterpreter(Interpreter):
@@ -133,11 +155,18 @@ class StatementInterpreter(Interpreter):
             return self.if_statement(stmt, following)
         if kind is cst.With:
             assert isinstance(stmt, cst.With)
+            default = self.default_device
             for item in stmt.items:
                 value = self.expr(item.item)
                 if item.asname is not None:
                     self.bind(item.asname.name, value)
-            return self.suite(stmt.body)
+                record = self.rec.calls.get(id(item.item))
+                if record is not None and record.callee in torch_api.DEVICE_CONTEXTS:
+                    self.default_device = value.where  # ``with torch.device("cuda"):``
+            try:
+                return self.suite(stmt.body)
+            finally:
+                self.default_device = default
         handler = self.compound.get(kind)
         if handler is not None:
             handler(self, stmt)
@@ -319,10 +348,11 @@ class StatementInterpreter(Interpreter):
             item = values.get(id(call.args[-1].value), UNKNOWN)
             if method == "extend":
                 item = element_of(item)
-            if item.kind is Kind.TENSOR and receiver.kind is Kind.TENSOR:
+            holds_tensors = receiver.kind is Kind.TENSOR or is_empty_container(receiver)
+            if item.kind is Kind.TENSOR and holds_tensors:
                 self.env[key] = Value(Kind.TENSOR, join_placement(receiver.where, item.where))
-            elif receiver.kind is Kind.TENSOR:
-                self.env[key] = UNKNOWN
+            elif holds_tensors:
+                self.env[key] = UNKNOWN  # ``models.append(Net())``: not a tensor container
 
     def branch_conditions(self, node: cst.If) -> tuple[list[bool], list[bool]]:
         """``Context.conditional`` and ``inner_conditional`` in the body and in the ``else``
@@ -381,6 +411,9 @@ class StatementInterpreter(Interpreter):
             self.cuda_required = required or ids_test < 0
             self.refine(placement, -1)
             else_exits = self.else_part(node.orelse)
+        flags: Env = {}
+        if test.kind is Kind.GUARD and not (body_exits or else_exits):
+            flags = _flags_set_by(test, body_env, self.env)
         moved_to_cpu: Env = {}
         if node.orelse is None and test.kind is Kind.GUARD and not body_exits:
             # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case.
@@ -391,6 +424,7 @@ class StatementInterpreter(Interpreter):
         ]
         self.join_outcomes(original, before, outcomes, required)
         self.env.update(moved_to_cpu)
+        self.env.update(flags)
         return body_exits and else_exits
 
     def else_part(self, orelse: cst.If | cst.Else | None) -> bool:

@@ -86,6 +86,8 @@ EXIT_CALLS = frozenset(
 )
 
 ACCELERATOR_DEVICE_FUNCTIONS = frozenset({"torch.accelerator.current_accelerator"})
+# Context managers that make factories and layers without ``device=`` land on a device.
+DEVICE_CONTEXTS = frozenset({"torch.device"})
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 # Map-style datasets: a subclass defined in the file yields what its ``__getitem__`` returns.
@@ -481,6 +483,9 @@ class Effect(Enum):
     LEGACY_TYPE = "legacy type"  # ``torch.cuda.FloatTensor(...)``: a tensor there
     OPERATION = "operation"  # any other ``torch.*`` function: combines its tensor operands
     NUMPY = "numpy"  # a NumPy function: an array, float64 where NumPy's default says so
+    DEFAULT_DEVICE = "default device"  # ``torch.set_default_device(d)``: factories land on d
+    DEFAULT_DTYPE = "default dtype"  # ``torch.set_default_dtype(t)``: floating factories are t
+    DEFAULT_TENSOR_TYPE = "default tensor type"  # ``set_default_tensor_type(T)``: both
 
 
 _EXACT_EFFECTS: dict[str, Effect] = {
@@ -495,7 +500,16 @@ _EXACT_EFFECTS: dict[str, Effect] = {
     "torch.load": Effect.LOAD,
     **dict.fromkeys(PARAMETER_WRAPPERS, Effect.PARAMETER),
     **dict.fromkeys(IDENTITY_WRAPPERS, Effect.IDENTITY),
+    "torch.set_default_device": Effect.DEFAULT_DEVICE,
+    "torch.set_default_dtype": Effect.DEFAULT_DTYPE,
+    "torch.set_default_tensor_type": Effect.DEFAULT_TENSOR_TYPE,
 }
+
+# Factories whose dtype is the default floating dtype when ``dtype=`` is not given (the
+# others take it from their data or make integers: ``arange``, ``randint``, ``tensor``).
+DEFAULT_DTYPE_FACTORIES = frozenset(
+    {"zeros", "ones", "empty", "rand", "randn", "linspace", "logspace", "eye"}
+)
 
 
 def call_effect(callee: str) -> Effect | None:

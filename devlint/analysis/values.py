@@ -9,7 +9,7 @@ with unknown stays unknown, so a rule that needs a known placement stays silent.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 import libcst as cst
@@ -186,13 +186,25 @@ class Value:
 
 
 UNKNOWN = Value()
+# A literal container with nothing in it yet: no kind (its elements will say), no placement
+# (``join`` with a tensor container gives the tensors' placement).
+EMPTY = Value(where=frozenset())
 FROM_CALLER = Value(from_caller=True)
+
+
+def is_empty_container(value: Value) -> bool:
+    """``[]``, ``{}``: a container of nothing yet (``EMPTY``), of no kind."""
+    return value.kind is Kind.UNKNOWN and value.where == frozenset()
 
 
 def join(a: Value, b: Value) -> Value:
     """The least value describing both ``a`` and ``b`` (the two sides of a branch)."""
     if a is b or a == b:
         return a
+    if is_empty_container(a) and b.kind is Kind.TENSOR:
+        return replace(b, scalar=False)  # ``outs = []`` on one path, tensors on the other
+    if is_empty_container(b) and a.kind is Kind.TENSOR:
+        return replace(a, scalar=False)
     if a.kind is not b.kind:
         if a.elements is not None and b.elements is not None:
             return Value(elements=_join_elements(a.elements, b.elements))

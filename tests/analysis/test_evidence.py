@@ -1,0 +1,160 @@
+"""Issue 27, "evidence, not guesses": what the analysis does not know stays unknown.
+
+A line ``probe(EXPR)  # kind where`` asks for EXPR's kind and the devices it may be on
+there (``unknown`` for either: the analysis must not claim to know); ``# guarded`` /
+``# unguarded`` after a call asks whether it runs only where CUDA is available.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import libcst as cst
+import pytest
+
+from devlint.analysis import analyze
+from devlint.positions import positions_of
+
+MARK = re.compile(r"#\s*(?P<kind>[a-z]+)\s+(?P<where>[a-z, ]+)$")
+
+
+def probed(source: str) -> list[tuple[int, str, str]]:
+    """(line, what the analysis says, what the mark says) for each probe."""
+    source = textwrap.dedent(source).lstrip()
+    module = cst.parse_module(source)
+    facts = analyze(module)
+    positions = positions_of(module)
+    lines = source.splitlines()
+    found = []
+    for call in facts.calls:
+        node = call.node
+        if isinstance(node.func, cst.Name) and node.func.value == "probe":
+            row = positions[node].start.line
+            value = facts.value_of(node.args[0].value)
+            where = (
+                "unknown" if value.where is None else ", ".join(sorted(value.where)) or "nowhere"
+            )
+            mark = MARK.search(lines[row - 1])
+            assert mark, f"line {row} has no '# kind where' mark"
+            expected_where = ", ".join(sorted(mark["where"].replace(" ", "").split(",")))
+            found.append((row, f"{value.kind.value} {where}", f"{mark['kind']} {expected_where}"))
+    assert found, "no probes"
+    return found
+
+
+CASES = {
+    "module_instances_need_evidence_of_cpu_parameters": """
+        import torch
+        from torch import nn
+
+        class Layered(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+
+        class Derived(Layered):
+            pass
+
+        class Conv(nn.Conv2d):
+            pass
+
+        class Holder(nn.Module):
+            def __init__(self, parts):
+                super().__init__()
+                self.parts = parts
+
+        class Computes(nn.Module):
+            def __init__(self, k=3):
+                super().__init__()
+                self.k = k
+
+        parts = nn.ModuleDict()
+        parts["a"] = nn.Linear(2, 2).cuda()
+        probe(Layered())  # module cpu
+        probe(Derived())  # module cpu
+        probe(Conv(1, 1, 1))  # module cpu
+        probe(Holder(parts))  # module unknown
+        probe(Holder(nn.Linear(2, 2).cuda()))  # module unknown
+        probe(Computes())  # module unknown
+    """,
+    "empty_containers_hold_what_is_put_in_them": """
+        import torch
+        from torch import nn
+
+        models = {}
+        models["g"] = nn.Linear(2, 2)
+        probe(models)  # unknown unknown
+        outs = []
+        for i in range(3):
+            outs.append(torch.zeros(2).cuda())
+        probe(outs)  # tensor cuda
+        losses = {}
+        losses["g"] = torch.ones(1).cuda()
+        probe(losses)  # tensor cuda
+        heads = []
+        heads.append(nn.Linear(2, 2))
+        probe(heads)  # unknown unknown
+        probe([])  # unknown nowhere
+    """,
+    "with_a_device_context_factories_land_there": """
+        import torch
+        from torch import nn
+
+        with torch.device("cuda"):
+            probe(torch.zeros(2))  # tensor cuda
+            probe(nn.Linear(2, 2))  # module cuda
+        with torch.device("meta"):
+            probe(torch.zeros(2))  # tensor unknown
+        probe(torch.zeros(2))  # tensor cpu
+        probe(nn.Linear(2, 2))  # module cpu
+        probe(nn.Linear(2, 2, device=dev))  # module unknown
+    """,
+    "after_set_default_device_factories_are_anywhere": """
+        import torch
+        from torch import nn
+
+        probe(torch.zeros(2))  # tensor unknown
+        probe(nn.Linear(2, 2))  # module unknown
+        probe(torch.zeros(2, device="cpu"))  # tensor cpu
+
+        def setup(device):
+            torch.set_default_device(device)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_facts_at_probes(name: str) -> None:
+    for row, actual, expected in probed(CASES[name]):
+        assert actual == expected, f"line {row}: {actual} != {expected}"
+
+
+def test_flags_set_in_each_branch_of_an_availability_test_are_guards() -> None:
+    """``if avail: use_cuda = 1 else: use_cuda = 0`` (pytorch-YOLOv4): ``use_cuda`` is
+    the test, as ``use_cuda = 1 if avail else 0`` is; a user's option stays one."""
+    source = textwrap.dedent(
+        """
+        import torch
+        if torch.cuda.is_available():
+            use_cuda = 1
+        else:
+            use_cuda = 0
+        on_gpu = False
+        if torch.cuda.device_count() > 0:
+            on_gpu = True
+        if opt.cuda:
+            flag = True
+        else:
+            flag = False
+        if use_cuda:
+            a = torch.zeros(1).cuda()
+        if on_gpu:
+            b = torch.zeros(1).cuda()
+        if flag:
+            c = torch.zeros(1).cuda()
+        """
+    )
+    facts = analyze(cst.parse_module(source))
+    cuda_calls = [c for c in facts.calls if c.method == "cuda"]
+    assert [c.site.guarded for c in cuda_calls] == [True, True, False]
