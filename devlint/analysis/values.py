@@ -151,6 +151,11 @@ class Value:
     # (``guards.may_guard_cuda``). Also a function's parameter that every call in the file
     # passes a moved value of unknown kind (a model of a class from elsewhere).
     from_caller: bool = False
+    # TENSOR / MODULE / UNKNOWN set differently under a flag (``if flag: x = x.cuda()``):
+    # the flag's source and the value where it holds and where it does not, so that code
+    # under the flag again (``x.numpy() if not flag else x.cpu().numpy()``) sees only
+    # its own side (statements.py ``follow_flag``).
+    follows: tuple[str, Value, Value] | None = None
 
     def moved(self, where: Placement) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
