@@ -368,7 +368,7 @@ class CallInterpreter(EffectInterpreter):
         if callee.kind is Kind.TENSOR_TYPE:
             return Value(Kind.TENSOR, callee.where)  # ``Tensor(3, 4)`` of a legacy type
         leaf = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
-        if leaf in torch_api.LOADER_WRAPPERS and node.args and callee.kind is not Kind.MODULE:
+        if leaf in name_guesses.LOADER_WRAPPERS and node.args and callee.kind is not Kind.MODULE:
             return self.wrapped_loader(node)  # a local ``tqdm`` stand-in, say
         if leaf == "next" and args and args[0].kind is Kind.LOADER:
             return batch_of(args[0])  # ``images, labels = next(iter(loader))``
@@ -420,8 +420,11 @@ class CallInterpreter(EffectInterpreter):
         if callee.kind is Kind.UNKNOWN and callee.where is None:
             # An unknown callable (a parameter ``model``, ``self.net``): a loss-like name
             # combines its inputs; anything else returns a result on their device.
-            if name_guesses.is_loss_like_name(dotted_name(node.func) or ""):
+            callee_name = dotted_name(node.func) or ""
+            if name_guesses.is_loss_like_name(callee_name):
                 return self.combine(node, inputs)
+            if not name_guesses.follows_its_inputs(callee_name):
+                return UNKNOWN  # ``convert2cpu(x)``
             known = [  # a value of unknown kind moved with ``.to(device)`` counts too
                 v.where for _, v in inputs if v.kind in (Kind.TENSOR, Kind.UNKNOWN) and v.where
             ]

@@ -37,13 +37,15 @@ _SEEDED_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE)
 
 def _seeded(value: Value) -> bool:
     """A value a parameter starts with: a tensor, module, loader or device of known
-    placement, or a value of unknown kind that was moved to an accelerator (a model of a
+    placement, an availability test, or a value of unknown kind that was moved to an accelerator (a model of a
     class from another file, ``GAT(...).to(device)``) by every call; not one of unknown
     kind that only sits on the CPU (a batch element may be text), nor one that only some
     calls moved (``ELSEWHERE``)."""
     if value.kind is Kind.UNKNOWN:
         where = value.where
         return where is not None and may_be_accelerator(where) and ELSEWHERE not in where
+    if value.kind is Kind.GUARD:  # every call passes an availability test: ``run(x, avail)``
+        return value.polarity != 0
     return value.kind in _SEEDED_KINDS and bool(value.where)
 
 
@@ -129,7 +131,7 @@ class DefinitionInterpreter(ImportInterpreter):
         is_module, dataset_bases = self.class_bases(node)
         if is_module:
             self.module_classes.add(name)
-            if name.endswith("Loss") or any(
+            if name_guesses.is_loss_class_name(name) or any(
                 torch_api.is_stateless_module(dotted_name(b.value) or "") for b in node.bases
             ):
                 self.stateless_classes.add(name)

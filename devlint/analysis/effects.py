@@ -84,8 +84,9 @@ class EffectInterpreter(ExpressionInterpreter):
     def effect_loader(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
-        dataset = args[0] if args else keywords.get("dataset")
-        if dataset is not None and dataset.kind in _DATASETS and dataset.where:
+        dataset = args[0] if args else keywords.get("dataset") or keywords.get("data")
+        moved = dataset is not None and dataset.kind is Kind.UNKNOWN  # ``data.to(device)``
+        if dataset is not None and (dataset.kind in _DATASETS or moved) and dataset.where:
             # ``TensorDataset(x.to(device))``, this file's dataset of device tensors
             # (``datasets.py``): the batches are where the dataset's items are.
             return Value(Kind.LOADER, dataset.where)

@@ -163,6 +163,8 @@ class ExpressionInterpreter(DefinitionInterpreter):
             self.missed_attributes.add(key)
         base = self.expr(node.value)
         attr = node.attr.value
+        if attr in ("type", "index") and base.kind is Kind.DEVICE:
+            self.mark_reference(node.value)  # ``torch.device("cuda").type``: no placement
         if base.kind is Kind.IMPORTED and base.qualname:
             qualname = f"{base.qualname}.{attr}"
             if qualname in torch_api.CUDA_AVAILABILITY_ATTRIBUTES:
@@ -331,6 +333,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         )
         required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
         placement, saved_env = guards.placement_test(node.test), self.env
+        flag_key = guards.flag_test(node.test)
         backends = ctx.backends_tested
         if test.kind is Kind.GUARD and test.qualname:
             backends = backends | {test.qualname}
@@ -342,9 +345,12 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 branches=(*ctx.branches, Branch(node, part)),
             ):
                 self.cuda_required = required or ids_test == polarity
-                if placement is not None:
+                if placement is not None or flag_key is not None or polarity > 0:
                     self.env = dict(saved_env)
                     self.refine(placement, polarity)
+                    self.follow_flag(flag_key, polarity)  # ``x.numpy() if not flag else ...``
+                    if polarity > 0:
+                        self.drop_checked_default(node.test)
                 sides.append(self.expr(part))
         self.env, self.cuda_required = saved_env, required
         body, orelse = sides
@@ -504,7 +510,7 @@ def _unwrap_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``enumerate(x)``, ``tqdm(x)``, ``iter(x)`` -> ``x`` (zip is handled by the caller)."""
     if type(expr) is cst.Call and expr.args and expr.args[0].keyword is None:
         name = dotted_name(expr.func)
-        if name is not None and name.rsplit(".", 1)[-1] in torch_api.ITERATION_WRAPPERS:
+        if name is not None and name.rsplit(".", 1)[-1] in name_guesses.ITERATION_WRAPPERS:
             return expr.args[0].value
     return expr
 

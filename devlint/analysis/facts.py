@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devlint.analysis import name_guesses
 from devlint.analysis.guards import cuda_type_test, placement_test
 from devlint.analysis.syntax import child_nodes, dotted_name, operand_roots, source_of
 from devlint.analysis.values import (
@@ -19,10 +19,6 @@ from devlint.analysis.values import (
     may_be_placed,
     may_be_tensor,
 )
-
-# ``torch.__version__``, ``is_torch_version(...)``, ``TORCH_VERSION``,
-# ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_1_10``: names that test the torch release.
-_VERSION_NAME = re.compile(r"version|torch\w*(\d|greater|less|newer|older)", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -460,9 +456,9 @@ class FileFacts:
     def tests_torch_version(self, test: cst.CSTNode) -> bool:
         """A test of the torch release: a version name (``torch.__version__``,
         ``is_torch_version(...)``, ``_TORCH_GREATER_EQUAL_2_4``), or ``hasattr(torch..., ...)``."""
-        if isinstance(test, cst.Name) and _VERSION_NAME.search(test.value):
+        if isinstance(test, cst.Name) and name_guesses.VERSION_NAME.search(test.value):
             return True
-        if isinstance(test, cst.Attribute) and _VERSION_NAME.search(test.attr.value):
+        if isinstance(test, cst.Attribute) and name_guesses.VERSION_NAME.search(test.attr.value):
             return True
         if (
             isinstance(test, cst.Call)

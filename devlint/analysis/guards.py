@@ -34,7 +34,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import torch_api
+from devlint.analysis import name_guesses, torch_api
 from devlint.analysis.syntax import dotted_name, string_value, strings_in
 from devlint.analysis.values import Kind, Value
 
@@ -176,12 +176,9 @@ def _named_backend(
     for side in (left_node, right_node):
         name = dotted_name(side)
         leaf = name.rsplit(".", 1)[-1] if name else ""
-        if _CUDA_CONSTANT.search(leaf) and leaf.isupper():
+        if name_guesses.names_cuda_constant(leaf):
             return device_test("cuda", +1 if equal else -1)
     return None
-
-
-_CUDA_CONSTANT = re.compile(r"cuda|gpu", re.IGNORECASE)
 
 
 def _device_string(
@@ -249,6 +246,35 @@ def probes_for_cuda(node: cst.Try | cst.TryStar) -> bool:
     body = node.body
     short = type(body) is cst.SimpleStatementSuite or len(body.body) <= MAX_PROBE_STATEMENTS
     return short and any(catches_device_errors(handler) for handler in node.handlers)
+
+
+def flag_test(test: cst.BaseExpression) -> tuple[str, int] | None:
+    """``(key, +1)`` for ``if flag:`` / ``if args.cuda:``, ``(key, -1)`` for ``if not flag:``:
+    a test of one name's truth, whatever it holds (a user's option, an availability test)."""
+    polarity = +1
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, polarity = test.expression, -polarity
+    if type(test) is not cst.Name and type(test) is not cst.Attribute:
+        return None
+    key = dotted_name(test)
+    return (key, polarity) if key is not None else None
+
+
+def available_or_cpu(test: cst.BaseExpression, values: dict[int, Value]) -> str | None:
+    """``name`` for ``torch.cuda.is_available() or name == "cpu"``: where the test holds,
+    ``name`` is either usable (CUDA is there) or not CUDA at all, so a CUDA default it
+    holds is used only where CUDA is available."""
+    if type(test) is not cst.BooleanOperation or type(test.operator) is not cst.Or:
+        return None
+    for check, other in ((test.left, test.right), (test.right, test.left)):
+        tested = placement_test(other)
+        if (
+            tested is not None
+            and tested[1:] == ("cpu", +1)
+            and is_cuda_guard(values.get(id(check), Value()), +1)
+        ):
+            return tested[0]
+    return None
 
 
 def cuda_ids_test(test: cst.BaseExpression) -> int:
@@ -355,8 +381,14 @@ def cuda_type_test(test: cst.BaseExpression) -> cst.BaseExpression | None:
 
 
 def _named_device(expr: cst.BaseExpression) -> str | None:
-    """``"cpu"``, ``"cuda"``, ``torch.device("mps")``: the device kind named."""
-    if type(expr) is cst.Call and expr.args and (dotted_name(expr.func) or "").endswith("device"):
+    """``"cpu"``, ``"cuda"``, ``torch.device("mps")`` (``.type`` too): the device kind named."""
+    if type(expr) is cst.Attribute and expr.attr.value == "type":
+        expr = expr.value
+    if (
+        type(expr) is cst.Call
+        and expr.args
+        and name_guesses.names_device_constructor(dotted_name(expr.func) or "")
+    ):
         expr = expr.args[0].value
     text = string_value(expr)
     return text if text in ("cpu", "cuda", "mps") else None

@@ -1,8 +1,14 @@
-"""Name guesses: the one place where the analysis decides from a name rather than a value.
+"""Name guesses: the one place where the analysis decides from weak evidence.
 
-Where no value is known, a name decides. Each guess is here, with the evidence for it
-(the eval set or corpus that needed it); nothing else in the analysis reads names to learn
-what a value is. The API semantics themselves are data in ``torch_api.py``.
+Where no value is known, a name, a default or a missing definition decides. Each such
+decision is here, with the evidence for it (the eval set or corpus that needed it);
+nothing else in the analysis reads names to learn what a value is, and everywhere else
+what is not known stays unknown (issue 27: never "tensor", "CPU" or "unguarded" by
+default). The API semantics themselves are data in ``torch_api.py``.
+
+One decision of this kind lives elsewhere: DEV003's ``_forwards`` (a function that passes
+its device parameter on, ``rules/dev003_unguarded_cuda.py``), kept with that rule while
+it is being reworked.
 """
 
 from __future__ import annotations
@@ -124,3 +130,51 @@ def is_private_name(name: str) -> bool:
     elsewhere omits its arguments, so its own defaults only matter where the file calls it
     without them (timm ``_get_pixels(..., device='cuda')``, always given the device)."""
     return name.startswith("_")
+
+
+# ``torch.__version__``, ``is_torch_version(...)``, ``TORCH_VERSION``,
+# ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_1_10``: names that test the torch release, whose
+# branches are compatibility code for another torch (transformers, accelerate, lightning;
+# ``facts.tests_torch_version``).
+VERSION_NAME = re.compile(r"version|torch\w*(\d|greater|less|newer|older)", re.IGNORECASE)
+
+
+# ``backend == Backend.CUDA``, ``distributed_type == DistributedType.MULTI_GPU``: an
+# upper-case constant named for CUDA is that backend (accelerate's enums; guards.py).
+_CUDA_CONSTANT = re.compile(r"cuda|gpu", re.IGNORECASE)
+
+
+def names_cuda_constant(leaf: str) -> bool:
+    return bool(_CUDA_CONSTANT.search(leaf)) and leaf.isupper()
+
+
+# ``device == th.device("cpu")``: a call whose callee's name ends in ``device`` builds the
+# device its string names, through any alias of torch (``th``, cleanrl) or a helper
+# (``get_device("cuda")``; guards.placement_test).
+def names_device_constructor(name: str) -> bool:
+    return name.endswith("device")
+
+
+# A module class of this file named ``...Loss`` computes a loss: no parameters of its own,
+# so its placement does not matter (torch's own losses all are; tutorials' ``FocalLoss``).
+def is_loss_class_name(name: str) -> bool:
+    return name.endswith("Loss")
+
+
+# Wrappers around an iterable in a ``for`` statement, whatever module they come from
+# (``tqdm(loader)``, rich's ``track(loader)``, accelerate's ``progress_bar``): they yield
+# the wrapped iterable's items (``enumerate``: with an index).
+ITERATION_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "trange", "progress_bar", "track"})
+# Of those, the ones whose items are the loader's own items (not ``(index, item)``).
+LOADER_WRAPPERS = ITERATION_WRAPPERS - {"enumerate"}
+
+
+# An unknown callable (a parameter ``model``, ``self.net``, a function from another file)
+# given tensors that may be on an accelerator returns a result there (a model called on
+# device inputs: every tutorial); one named for the host (``convert2cpu``, ``to_numpy``,
+# pytorch-YOLOv4: eval/blind17) returns a result whose placement is not known.
+_HOST_CONVERTER = re.compile(r"cpu|numpy|host", re.IGNORECASE)
+
+
+def follows_its_inputs(callee_name: str) -> bool:
+    return not _HOST_CONVERTER.search(callee_name.rsplit(".", 1)[-1])

@@ -60,6 +60,49 @@ def _flags_set_by(test: Value, body: Env, orelse: Env) -> Env:
     return flags
 
 
+def _unfollowed(
+    body_followed: dict[str, tuple[Value, Value]],
+    else_followed: dict[str, tuple[Value, Value]],
+    body: Env,
+    orelse: Env,
+) -> Env:
+    """The values a flag test narrowed in both branches and neither branch rebound: as
+    they were before the test (still following the flag)."""
+    return {
+        name: original
+        for name, (original, here) in body_followed.items()
+        if body.get(name) is here
+        and name in else_followed
+        and orelse.get(name) is else_followed[name][1]
+    }
+
+
+_FOLLOWING_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.UNKNOWN)
+
+
+def _following(
+    flag: tuple[str, int], body: Env, orelse: Env, skip: object
+) -> dict[str, tuple[str, Value, Value]]:
+    """After ``if flag: x = x.cuda()``: ``x`` where the flag holds and where it does not
+    (``Value.follows``), for the values whose placement the two branches left different."""
+    key, polarity = flag
+    found: dict[str, tuple[str, Value, Value]] = {}
+    for name, value in body.items():
+        other = orelse.get(name)
+        if (
+            other is None
+            or other is value
+            or name in skip  # type: ignore[operator]
+            or value.where == other.where
+            or value.kind not in _FOLLOWING_KINDS
+            or other.kind not in _FOLLOWING_KINDS
+        ):
+            continue
+        holds, fails = (value, other) if polarity > 0 else (other, value)
+        found[name] = (key, replace(holds, follows=None), replace(fails, follows=None))
+    return found
+
+
 class StatementInterpreter(Interpreter):
     """Statement handlers (see the module docstring)."""
 
@@ -111,6 +154,20 @@ class StatementInterpreter(Interpreter):
         if not (type(test) is cst.BooleanOperation and type(test.operator) is cst.And):
             return
         values = self.rec.values
+        for tested, check in ((test.left, test.right), (test.right, test.left)):
+            # ``if device.type == "cuda" and not torch.cuda.is_available(): return cpu``
+            # (cleanrl's ``get_device``): from here on, a CUDA default of ``device`` is
+            # used only where CUDA is available.
+            placement = guards.placement_test(tested)
+            if (
+                placement is not None
+                and placement[1:] == ("cuda", +1)
+                and guards.is_cuda_guard(values.get(id(check), UNKNOWN), -1)
+                and guards.always_exits(statement.body)
+            ):
+                device = self.lookup(placement[0])
+                if device is not None and device.cuda_defaults:
+                    self.env[placement[0]] = replace(device, cuda_defaults=())
         for flag, check in ((test.left, test.right), (test.right, test.left)):
             key = dotted_name(flag)
             if (
@@ -382,6 +439,7 @@ class StatementInterpreter(Interpreter):
         original, before = self.env, dict(self.env)
         required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
         placement = guards.placement_test(node.test)
+        flag = guards.flag_test(node.test)
         conditional, inner_conditional = self.branch_conditions(node)
         with self.scope(
             guarded=ctx.guarded or guards.may_guard_cuda(test, +1),
@@ -392,6 +450,8 @@ class StatementInterpreter(Interpreter):
             self.cuda_required = required or ids_test > 0
             self.refine(placement, +1)
             self.refine_to_tensor(node.test)
+            self.drop_checked_default(node.test)
+            followed = self.follow_flag(flag, +1)
             body_exits = self.suite(node.body)
         body_env, body_required = self.env, self.cuda_required
         self.env = dict(before)
@@ -410,10 +470,17 @@ class StatementInterpreter(Interpreter):
         ):
             self.cuda_required = required or ids_test < 0
             self.refine(placement, -1)
+            followed_else = self.follow_flag(flag, -1)
             else_exits = self.else_part(node.orelse)
         flags: Env = {}
+        marks: dict[str, tuple[str, Value, Value]] = {}
         if test.kind is Kind.GUARD and not (body_exits or else_exits):
             flags = _flags_set_by(test, body_env, self.env)
+        if flag is not None and not (body_exits or else_exits):
+            # Where the flag says, again: values the branches left alone are as before the
+            # ``if``; values one branch moved follow the flag from here on.
+            flags.update(_unfollowed(followed, followed_else, body_env, self.env))
+            marks = _following(flag, body_env, self.env, flags.keys())
         moved_to_cpu: Env = {}
         if node.orelse is None and test.kind is Kind.GUARD and not body_exits:
             # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case.
@@ -424,8 +491,45 @@ class StatementInterpreter(Interpreter):
         ]
         self.join_outcomes(original, before, outcomes, required)
         self.env.update(moved_to_cpu)
-        self.env.update(flags)
+        self.env.update({key: value for key, value in flags.items() if key in self.env})
+        for name, mark in marks.items():
+            if name in self.env:
+                self.env[name] = replace(self.env[name], follows=mark)
         return body_exits and else_exits
+
+    def drop_checked_default(self, test: cst.BaseExpression) -> None:
+        """In the branch of ``avail or device == "cpu"``, ``device``'s CUDA default is used
+        only where CUDA is available (``Value.cuda_defaults``); ``args.device`` of a
+        ``--device`` option too."""
+        holder = guards.available_or_cpu(test, self.rec.values)
+        if holder is None:
+            return
+        for name in (holder, f"{holder}.device"):  # ``device == "cpu"``, ``args.device == ...``
+            value = self.lookup(name)
+            if value is None and "." in name:  # ``args.device`` of a ``--device`` option
+                value = self.option_defaults.get(name.rsplit(".", 1)[-1])
+            if value is not None and value.kind is Kind.DEVICE and value.cuda_defaults:
+                self.env[name] = replace(value, cuda_defaults=())
+
+    def follow_flag(
+        self, flag: tuple[str, int] | None, branch: int
+    ) -> dict[str, tuple[Value, Value]]:
+        """In one branch of a test of ``flag``, the values moved under that flag earlier
+        are where the flag puts them (``Value.follows``); what was changed, by key (the
+        value before and the one here)."""
+        if flag is None:
+            return {}
+        key, polarity = flag
+        holds = polarity == branch
+        changed = {}
+        for name, value in self.env.items():
+            follows = value.follows
+            if follows is not None and follows[0] == key:
+                here = follows[1] if holds else follows[2]
+                changed[name] = (value, here)
+        for name, (_, here) in changed.items():
+            self.env[name] = here
+        return changed
 
     def else_part(self, orelse: cst.If | cst.Else | None) -> bool:
         if type(orelse) is cst.If:

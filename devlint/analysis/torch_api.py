@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from devlint.analysis import name_guesses
+
 # Calls whose truthy result means an accelerator is available; the value names the backend.
 CUDA_AVAILABILITY: dict[str, str] = {
     "torch.cuda.is_available": "cuda",
@@ -89,7 +91,20 @@ ACCELERATOR_DEVICE_FUNCTIONS = frozenset({"torch.accelerator.current_accelerator
 # Context managers that make factories and layers without ``device=`` land on a device.
 DEVICE_CONTEXTS = frozenset({"torch.device"})
 
-DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+DATA_LOADERS = frozenset(
+    {
+        "torch.utils.data.DataLoader",
+        "torch.utils.data.dataloader.DataLoader",
+        # PyTorch Geometric's loaders batch graphs (``Data``/``HeteroData``) where they are:
+        # over a graph moved with ``data.to(device, "x", "y")``, batches are on the device.
+        "torch_geometric.loader.DataLoader",
+        "torch_geometric.loader.NeighborLoader",
+        "torch_geometric.loader.LinkNeighborLoader",
+        "torch_geometric.loader.ClusterLoader",
+        "torch_geometric.loader.DenseDataLoader",
+        "torch_geometric.data.DataLoader",
+    }
+)
 # Map-style datasets: a subclass defined in the file yields what its ``__getitem__`` returns.
 DATASET_CLASSES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
 TENSOR_DATASETS = frozenset(
@@ -112,10 +127,6 @@ TRANSFORM_PIPELINES = frozenset(
     {"torchvision.transforms.Compose", "torchvision.transforms.v2.Compose"}
 )
 
-# Wrappers around an iterable in a ``for`` statement: ``for x in tqdm(loader)``.
-ITERATION_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "trange", "progress_bar", "track"})
-# Of those, the ones whose items are the loader's own items (not ``(index, item)``).
-LOADER_WRAPPERS = ITERATION_WRAPPERS - {"enumerate"}
 
 TENSOR_FACTORIES = frozenset(
     {
@@ -517,7 +528,7 @@ def call_effect(callee: str) -> Effect | None:
     effect = _EXACT_EFFECTS.get(callee)
     if effect is not None:
         return effect
-    if callee.rsplit(".", 1)[-1] in LOADER_WRAPPERS:
+    if callee.rsplit(".", 1)[-1] in name_guesses.LOADER_WRAPPERS:
         return Effect.LOADER_WRAPPER
     if legacy_tensor_type(callee) is not None:
         return Effect.LEGACY_TYPE

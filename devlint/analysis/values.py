@@ -154,6 +154,11 @@ class Value:
     # MODULE made by a ``torch.nn`` class: that constructor call, kept through moves
     # (DEV019 reads its arguments: ``nn.Embedding(..., max_norm=1.0)``).
     built_by: cst.Call | None = field(default=None, compare=False)
+    # TENSOR / MODULE / UNKNOWN set differently under a flag (``if flag: x = x.cuda()``):
+    # the flag's source and the value where it holds and where it does not, so that code
+    # under the flag again (``x.numpy() if not flag else x.cpu().numpy()``) sees only
+    # its own side (statements.py ``follow_flag``).
+    follows: tuple[str, Value, Value] | None = None
 
     def moved(self, where: Placement) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""

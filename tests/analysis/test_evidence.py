@@ -121,6 +121,46 @@ CASES = {
         def setup(device):
             torch.set_default_device(device)
     """,
+    "placement_follows_the_flag_that_moved_it": """
+        import torch
+
+        def run(x: torch.Tensor, flag, other):
+            x = torch.zeros(2)
+            if flag:
+                x = x.cuda()
+            probe(x)  # tensor cpu, cuda
+            probe(x if not flag else None)  # tensor cpu
+            probe(x if flag else None)  # tensor cuda
+            if not flag:
+                probe(x)  # tensor cpu
+            else:
+                probe(x)  # tensor cuda
+            if other:
+                probe(x)  # tensor cpu, cuda
+            probe(x)  # tensor cpu, cuda
+            if not flag:
+                return None
+            probe(x)  # tensor cuda
+
+        def train(criterion, args):
+            if args.cosub:
+                criterion = torch.nn.BCEWithLogitsLoss()
+            if not args.cosub:
+                probe(criterion)  # unknown unknown
+            else:
+                probe(criterion)  # module cpu
+    """,
+    "loaders_over_moved_graphs_batch_on_the_device": """
+        import torch
+        from torch_geometric.loader import NeighborLoader
+        from torch.utils.data import DataLoader
+
+        data = dataset[0].to(device, "x", "y")
+        for batch in NeighborLoader(data, num_neighbors=[10]):
+            probe(batch.y)  # tensor cpu, cuda, mps
+        for batch in DataLoader(dataset[0]):
+            probe(batch)  # tensor cpu
+    """,
 }
 
 
@@ -158,3 +198,26 @@ def test_flags_set_in_each_branch_of_an_availability_test_are_guards() -> None:
     facts = analyze(cst.parse_module(source))
     cuda_calls = [c for c in facts.calls if c.method == "cuda"]
     assert [c.site.guarded for c in cuda_calls] == [True, True, False]
+
+
+def test_a_cuda_default_checked_against_availability_is_not_one() -> None:
+    """``torch.device(args.device if torch.cuda.is_available() or args.device == "cpu"
+    else "cpu")``: the ``--device`` default ``"cuda"`` is used only where CUDA is there;
+    ``torch.device("cuda").type`` compares a type and places nothing."""
+    source = textwrap.dedent(
+        """
+        import argparse
+        import torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="cuda")
+        args = parser.parse_args()
+        device = torch.device(args.device if torch.cuda.is_available() or args.device == "cpu" else "cpu")
+        other = torch.device(args.device)
+        same = device.type == torch.device("cuda").type
+        """
+    )
+    module = cst.parse_module(source)
+    facts = analyze(module)
+    devices = [call for call in facts.calls if call.callee == "torch.device" and call.args]
+    assert [bool(call.args[0].cuda_defaults) for call in devices[:2]] == [False, True]
+    assert [call.reference_only for call in devices] == [False, False, True]
