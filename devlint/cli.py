@@ -514,7 +514,10 @@ def _print_diff(outcome: LintOutcome, exit_zero: bool, quiet: bool) -> int:
     return 1 if (count or outcome.problems) and not exit_zero else 0
 
 
-def _rule_infos(unfixable: frozenset[str] = frozenset()) -> dict[str, RuleInfo]:
+_UNFIXABLE_HELP = "No automatic fix: fixes of {code} are turned off (`fixable` / `unfixable`)"
+
+
+def _rule_infos(unfixable: frozenset[str]) -> dict[str, RuleInfo]:
     """What the report says about each rule; ``unfixable``: codes whose fixes are off."""
     from devlint.report import RuleInfo
     from devlint.rule import all_rules
@@ -532,9 +535,6 @@ def _rule_infos(unfixable: frozenset[str] = frozenset()) -> dict[str, RuleInfo]:
         )
         for code, rule in all_rules().items()
     }
-
-
-_UNFIXABLE_HELP = "No automatic fix: fixes of {code} are turned off (`fixable` / `unfixable`)"
 
 
 def _add_noqa(found: list[Diagnostic], exit_zero: bool, say: bool = True) -> int:
