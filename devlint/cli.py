@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TextIO
 import click
 
 from devlint import __version__
-from devlint.diagnostics import FixMode
-from devlint.report import DEFAULT_FORMAT, FORMATS, STATISTICS_FORMATS, TEXT_FORMATS
+from devlint.formats import DEFAULT_FORMAT, FORMATS, STATISTICS_FORMATS, TEXT_FORMATS
 
 # Start-up: `devlint --version` and `--help` import click and nothing heavy; what checking
 # needs (libcst, the analysis, the rules, the configuration, rich) is imported by the code
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     import logging
 
     from devlint.api import LintOutcome, LintRequest, Settings
-    from devlint.diagnostics import Diagnostic
+    from devlint.diagnostics import Diagnostic, FixMode
     from devlint.report import RuleInfo
 
 
@@ -289,6 +288,8 @@ class CheckFlags:
 
     @property
     def fix_mode(self) -> FixMode | None:
+        from devlint.diagnostics import FixMode
+
         if self.fix or self.fix_only or self.diff:
             return FixMode(unsafe=self.unsafe_fixes, write=not self.diff)
         return None
@@ -513,7 +514,10 @@ def _print_diff(outcome: LintOutcome, exit_zero: bool, quiet: bool) -> int:
     return 1 if (count or outcome.problems) and not exit_zero else 0
 
 
-def _rule_infos(unfixable: frozenset[str] = frozenset()) -> dict[str, RuleInfo]:
+_UNFIXABLE_HELP = "No automatic fix: fixes of {code} are turned off (`fixable` / `unfixable`)"
+
+
+def _rule_infos(unfixable: frozenset[str]) -> dict[str, RuleInfo]:
     """What the report says about each rule; ``unfixable``: codes whose fixes are off."""
     from devlint.report import RuleInfo
     from devlint.rule import all_rules
@@ -531,9 +535,6 @@ def _rule_infos(unfixable: frozenset[str] = frozenset()) -> dict[str, RuleInfo]:
         )
         for code, rule in all_rules().items()
     }
-
-
-_UNFIXABLE_HELP = "No automatic fix: fixes of {code} are turned off (`fixable` / `unfixable`)"
 
 
 def _add_noqa(found: list[Diagnostic], exit_zero: bool, say: bool = True) -> int:

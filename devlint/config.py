@@ -355,7 +355,7 @@ def _boolean(key: str, value: Any, where: str) -> bool:
 
 
 def _output_format(key: str, value: Any, where: str) -> str:
-    from devlint.report import FORMATS  # the renderers' names; the modules stay unimported
+    from devlint.formats import FORMATS  # the renderers' names; the modules stay unimported
 
     if not isinstance(value, str) or value not in FORMATS:
         raise _invalid(key, where, "one of " + ", ".join(f"'{f}'" for f in FORMATS), value)

@@ -263,9 +263,10 @@ def discover(
     them; both are matched against a path relative to ``root``. Explicitly named files
     are always returned, whatever their extension, and so is a named path that does not
     exist (or a symlink that leads nowhere): reading it fails, and it is reported as
-    unreadable (DEV900) while the other paths are checked, as ruff reports E902. With ``force_exclude`` (ruff's ``--force-exclude``, for pre-commit,
-    which names every file), a named file or directory that an exclude pattern matches,
-    or that lies in an excluded directory, is skipped too. Unreadable directories are
+    unreadable (DEV900) while the other paths are checked, as ruff reports E902. With
+    ``force_exclude`` (ruff's ``--force-exclude``, for pre-commit, which names every
+    file), a named file or directory that an exclude pattern matches, or that lies in an
+    excluded directory, is skipped too. Unreadable directories are
     skipped; ``on_error`` (if given) is told about each.
     """
     excludes = _Excludes.build(

@@ -52,7 +52,7 @@ def test_version_and_help_import_click_and_no_more(args: list[str], tmp_path: Pa
     assert code == 0
     unwanted = packages & (HEAVY | {"logging", "tempfile", "difflib"})
     assert not unwanted
-    assert modules == {"devlint", "devlint.cli", "devlint.diagnostics", "devlint.report"}
+    assert modules == {"devlint", "devlint.cli", "devlint.formats"}
 
 
 def test_a_one_file_check_imports_what_checking_needs_only(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 ``render`` picks the renderer by name and imports only that module. Every renderer
 module exposes ``render(diagnostics, out, options)`` and receives the diagnostics
 already sorted by file, cell, line, column and code. ``text`` is the name the first
-versions of devlint used for ``concise``, and stays an alias of it.
+versions of devlint used for ``concise``, and stays an alias of it. The names are in
+``devlint.formats`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -16,25 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from devlint.diagnostics import Diagnostic
-
-FORMATS = (
-    "full",
-    "concise",
-    "grouped",
-    "json",
-    "json-lines",
-    "sarif",
-    "github",
-    "gitlab",
-    "pylint",
-    "azure",
-    "junit",
-    "text",
-)
-DEFAULT_FORMAT = "full"  # as in ruff
-# The formats that print for people: --statistics prints its table in them, and a summary.
-TEXT_FORMATS = ("full", "concise", "grouped", "text")
-STATISTICS_FORMATS = (*TEXT_FORMATS, "json")
+from devlint.formats import DEFAULT_FORMAT, FORMATS, STATISTICS_FORMATS, TEXT_FORMATS
 
 _MODULES = {fmt: f"devlint.report.{fmt.replace('-', '_')}_format" for fmt in FORMATS}
 _MODULES["text"] = _MODULES["concise"] = "devlint.report.text_format"

@@ -11,10 +11,11 @@
        |
     help: Replace `.cuda()` with `.to(device)`
 
-(without a fix, the help line says why: ``RuleInfo.no_fix``), then the summary of the ``concise`` output. Two lines of context on each side; a span
-over several lines is underlined to the end of its first line. The source is read from
-disk when it is printed (after ``--fix``, the fixed file), from a notebook's own cell, or
-from ``ReportOptions.sources`` (stdin). A file that cannot be read is shown without code.
+(without a fix, the help line says why: ``RuleInfo.no_fix``), then the summary of the
+``concise`` output. Two lines of context on each side; a span over several lines is
+underlined to the end of its first line. The source is read from disk when it is printed
+(after ``--fix``, the fixed file), from a notebook's own cell, or from
+``ReportOptions.sources`` (stdin). A file that cannot be read is shown without code.
 """
 
 from __future__ import annotations
