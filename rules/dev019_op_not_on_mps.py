@@ -63,8 +63,7 @@ class OpNotOnMps(Rule):
     `PYTORCH_ENABLE_MPS_FALLBACK=1` before torch is imported.
 
     ## Fix safety
-    No fix: moving the value to the CPU, raising the torch requirement and setting the
-    environment variable are the author's choices.
+    No fix: CPU fallback, a newer torch or `PYTORCH_ENABLE_MPS_FALLBACK` is the author's call.
 
     ## Options
     `target-torch`: the oldest torch the project supports; an operator that has an MPS

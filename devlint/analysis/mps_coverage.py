@@ -29,7 +29,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 from devlint.torch_target import TorchVersion, format_target
@@ -80,7 +80,7 @@ class Operator:
 
 @cache
 def _data() -> dict[str, Any]:
-    text = resources.files("devlint.analysis").joinpath("mps_coverage.json").read_text("utf-8")
+    text = Path(__file__).with_name("mps_coverage.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 

@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 from devlint.analysis import mps_coverage
@@ -80,7 +80,7 @@ def _tree(data: Any) -> OpTree:
 @cache
 def entries() -> dict[str, tuple[CallEntry, ...]]:
     """Every recorded call, by the name the rule resolves (``torch.linalg.eig``)."""
-    text = resources.files("devlint.analysis").joinpath("mps_op_map.json").read_text("utf-8")
+    text = Path(__file__).with_name("mps_op_map.json").read_text("utf-8")
     found: dict[str, list[CallEntry]] = {}
     for item in json.loads(text)["calls"]:
         entry = CallEntry(
