@@ -1,13 +1,13 @@
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 import libcst as cst
 
 from devlint.analysis import torch_api
 from devlint.analysis.facts import CallRecord, FileFacts
-from devlint.analysis.values import Kind, Value, may_be_placed
+from devlint.analysis.values import Kind, Value, is_index, may_be_placed
 from devlint.codemod import method_one_blocks
-from devlint.rule import DEVICE, Finding, FixPlan, Replace, Rule
+from devlint.rule import DEVICE, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 PLACEMENT_KEYWORDS = ("device", "map_location")
 FIXABLE = frozenset({"cuda", "cuda:0"})
@@ -15,6 +15,9 @@ FIXABLE = frozenset({"cuda", "cuda:0"})
 FORWARDING_FUNCTIONS = frozenset({"cuda", "to", "_apply"})
 TORCH_CUDA_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
 DEFAULT_MESSAGE = 'Device `"cuda"` is used for placement without a CUDA availability check'
+INDEX_FIX = "Keep the index where CUDA is available"
+# Where an index names no CUDA device: the next choice as a device string.
+NOT_CUDA = '"mps" if {torch}.backends.mps.is_available() else "cpu"'
 OWN_CUDA_MESSAGE = (
     "`.cuda()` of an object that moves its tensors to CUDA, without a CUDA availability check"
 )
@@ -27,6 +30,8 @@ class UnguardedCuda(Rule):
     `torch.device("cuda")`, `map_location="cuda"`) that runs whether or not CUDA is
     available: outside every availability guard (`if torch.cuda.is_available():`,
     `device.type == "cuda"`, an `assert`, an early `return`, `pytest.mark.skipif`, ...).
+    An integer is a device index (`.to(0)`, `.to(rank)` with `rank = int(...)` or
+    `gpu_id: int`, `device=rank`).
 
     A CUDA device written once and placed with later (`device = "cuda"`, a parameter
     default `device="cuda"`, an argparse `--device` default, `"cuda" if args.cuda else
@@ -65,7 +70,13 @@ class UnguardedCuda(Rule):
     parameter, `self.device`), else one selection (`accelerator-api`) is added after
     the imports. `torch.device("cuda")` becomes the selection itself. `.cuda(0)` / `"cuda:0"` are
     treated as `"cuda"`; `.cuda(1)`, `.cuda(rank)`, `"cuda:1"` and `torch.device("cuda",
-    rank)` name one GPU of several and get no fix. A value keeps its type: a device
+    rank)` name one GPU of several and get no fix. An index (`.to(rank)`, `device=rank`,
+    `f"cuda:{rank}"`, a `storage.cuda(dev)` `map_location` lambda) is kept where CUDA is
+    available (`rank if torch.cuda.is_available() else "mps" if ... else "cpu"`; the same
+    fix passes `device_ids=[rank] if torch.cuda.is_available() else None` to
+    `DistributedDataParallel`, which refuses them for a module elsewhere): unsafe, since a
+    process group or a per-GPU setting chosen for CUDA may need another choice on MPS or
+    the CPU (the lambda becomes the device in scope, dropping its index). A value keeps its type: a device
     string (`device = "cuda"`, a `--device` default, compared with strings, tested with
     `"cuda" in device`, overridden by a configurator that checks types) becomes the same
     choice as a string, `"cuda" if torch.cuda.is_available() else "mps" if
@@ -84,7 +95,7 @@ class UnguardedCuda(Rule):
     fix = "safe"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
-        findings = list(self._findings(facts))
+        findings = list(_with_device_ids(self._findings(facts), facts))
         if not any(finding.fix for finding in findings):
             yield from findings
             return
@@ -104,10 +115,11 @@ class UnguardedCuda(Rule):
     def _findings(self, facts: FileFacts) -> Iterator[Finding]:
         defaults: dict[int, cst.BaseExpression] = {}  # CUDA defaults that reach a placement
         direct: set[int] = set()  # literals reported where they are placed
+        mappers = _storage_mappers(facts)
         for call in facts.calls:
             if call.site.guarded or _forwards(call):
                 continue
-            for finding, literal in self._placements(call, facts):
+            for finding, literal in self._placements(call, facts, mappers):
                 if finding is not None:
                     direct.add(id(literal))
                     yield finding
@@ -117,13 +129,13 @@ class UnguardedCuda(Rule):
             if key not in direct:
                 fix = (
                     _replace_literal(literal, "{selection_str}")
-                    if key in facts.definition_literals
+                    if key in facts.definition_literals or _indexed(literal)
                     else None
                 )
                 yield Finding(literal, DEFAULT_MESSAGE, fix)
 
     def _placements(
-        self, call: CallRecord, facts: FileFacts
+        self, call: CallRecord, facts: FileFacts, mappers: dict[int, FixPlan]
     ) -> Iterator[tuple[Finding | None, cst.BaseExpression | None]]:
         """Each CUDA placement of one call: a finding where a literal is placed directly,
         or (None, literal) for a CUDA default that reaches it through a name. A device
@@ -132,7 +144,8 @@ class UnguardedCuda(Rule):
         passes_to_local_function = facts.value_of(node.func).kind is Kind.FUNCTION
         if call.method == "cuda" and call.receiver is not None:
             if may_be_placed(call.receiver) and _is_torch_cuda_signature(call):
-                yield Finding(node, "`.cuda()` without a CUDA availability check", _to(node)), None
+                fix = _to(node) or mappers.get(id(node))
+                yield Finding(node, "`.cuda()` without a CUDA availability check", fix), None
             elif _moves_own_tensors(call, facts):
                 yield Finding(node, OWN_CUDA_MESSAGE), None
             return
@@ -147,6 +160,9 @@ class UnguardedCuda(Rule):
             if keyword in PLACEMENT_KEYWORDS:
                 placed.append((arg.value, call.keywords[keyword], keyword))
         for expression, value, how in placed:
+            if is_index(value) and how in ("to", "torch.device", "device"):
+                yield _index_finding(node, expression, how), None
+                continue
             if not _cuda_literal(value):
                 continue
             if not any(default is expression for default in value.cuda_defaults):
@@ -165,6 +181,83 @@ class UnguardedCuda(Rule):
                 arg = next(a for a in node.args if a.value is expression)
                 message = f'`{how}="cuda"` without a CUDA availability check'
                 yield Finding(arg, message, _replace_literal(expression, "{device}")), expression
+
+
+def _index_finding(node: cst.Call, index: cst.BaseExpression, how: str) -> Finding:
+    """``.to(rank)``, ``device=0``, ``torch.device(gpu_id)``: an accelerator by its index,
+    kept where CUDA is available (unsafe: elsewhere the code runs on MPS or the CPU, where a
+    process group or a device count chosen for GPUs may need another choice)."""
+    shown = f"{how}={source_of(index)}" if how == "device" else f"{how}({source_of(index)})"
+    where = f"`{shown}`" if how == "device" else f"`{'.' if how == 'to' else ''}{shown}`"
+    message = f"{where} places on a CUDA device by its index without a CUDA availability check"
+    fix = None
+    if isinstance(index, cst.Name | cst.Attribute | cst.Integer | cst.Subscript):
+        edit = Replace(index, _if_cuda(index, NOT_CUDA))
+        fix = FixPlan(INDEX_FIX, (edit,), "unsafe")
+    target = node if how != "device" else next(a for a in node.args if a.value is index)
+    return Finding(target, message, fix)
+
+
+def _with_device_ids(findings: Iterable[Finding], facts: FileFacts) -> Iterator[Finding]:
+    """Each index fix also passes ``device_ids=None`` where CUDA is absent to the file's
+    ``DistributedDataParallel(model, device_ids=[rank])`` (refused for a module on the CPU
+    or MPS); ``device_ids`` is not a placement, so it is not reported on its own."""
+    edits = tuple(edit for call in facts.calls for edit in _device_ids(call, facts))
+    for finding in findings:
+        if edits and finding.fix is not None and finding.fix.message == INDEX_FIX:
+            finding = replace(finding, fix=replace(finding.fix, edits=finding.fix.edits + edits))
+        yield finding
+
+
+def _device_ids(call: CallRecord, facts: FileFacts) -> Iterator[Replace]:
+    """``DDP(model, device_ids=[rank], output_device=rank)`` outside every guard: both
+    become ``None`` where CUDA is absent."""
+    if call.callee not in torch_api.DISTRIBUTED_WRAPPERS or call.site.guarded:
+        return
+    indices = {
+        arg.keyword.value: arg
+        for arg in call.node.args
+        if arg.keyword is not None and arg.keyword.value in ("device_ids", "output_device")
+    }
+    listed = indices.get("device_ids")
+    if listed is None or not isinstance(listed.value, cst.List | cst.Tuple):
+        return
+    elements = [element.value for element in listed.value.elements]
+    if elements and all(is_index(facts.value_of(element)) for element in elements):
+        for arg in indices.values():
+            yield Replace(arg.value, _if_cuda(arg.value, "None"))
+
+
+def _if_cuda(index: cst.BaseExpression, otherwise: str) -> str:
+    """``index if torch.cuda.is_available() else <otherwise>``, as a ``Replace`` text."""
+    return f"{literal_text(source_of(index))} if {{torch}}.cuda.is_available() else {otherwise}"
+
+
+def _storage_mappers(facts: FileFacts) -> dict[int, FixPlan]:
+    """``torch.load(f, map_location=lambda storage, loc: storage.cuda(dev))``: the lambda's
+    ``.cuda(...)`` call, and a fix that loads onto the device in scope instead (unsafe: it
+    drops the index the lambda chose)."""
+    mappers: dict[int, FixPlan] = {}
+    for call in facts.calls:
+        argument = next(
+            (a.value for a in call.node.args if a.keyword and a.keyword.value == "map_location"),
+            None,
+        )
+        if call.callee != "torch.load" or not isinstance(argument, cst.Lambda):
+            continue
+        params = argument.params.params
+        body = argument.body
+        if (
+            params
+            and isinstance(body, cst.Call)
+            and isinstance(body.func, cst.Attribute)
+            and body.func.attr.value == "cuda"
+            and isinstance(body.func.value, cst.Name)
+            and body.func.value.value == params[0].name.value
+        ):
+            edit = Replace(argument, "{device}")
+            mappers[id(body)] = FixPlan("Load onto the selected device", (edit,), "unsafe")
+    return mappers
 
 
 def _to(call: cst.Call) -> FixPlan | None:
@@ -195,12 +288,29 @@ def _is_zero(node: cst.BaseExpression) -> bool:
 def _replace_literal(
     literal: cst.BaseExpression, text: str, node: cst.CSTNode | None = None
 ) -> FixPlan | None:
-    """Replace ``"cuda"`` (or ``node``, the call around it) with the device in scope."""
+    """Replace ``"cuda"`` (or ``node``, the call around it) with the device in scope; an
+    indexed ``f"cuda:{rank}"`` is kept where CUDA is available (unsafe, as an index)."""
+    if _indexed(literal):
+        edit = Replace(literal, _if_cuda(literal, NOT_CUDA))
+        return FixPlan(INDEX_FIX, (edit,), "unsafe")
     if not isinstance(literal, cst.SimpleString) or literal.evaluated_value not in FIXABLE:
         return None  # "cuda:1" names one GPU of several: the user decides
     if text in ("{selection}", "{selection_str}"):
         return FixPlan("Select the device that is available", (Replace(node or literal, text),))
     return FixPlan("Use the selected device", (Replace(literal, text),))
+
+
+def _indexed(literal: cst.BaseExpression) -> bool:
+    """``f"cuda:{rank}"``: CUDA's device of one index."""
+    if not isinstance(literal, cst.FormattedString) or len(literal.parts) != 2:
+        return False
+    head, index = literal.parts
+    return (
+        isinstance(head, cst.FormattedStringText)
+        and head.value == "cuda:"
+        and isinstance(index, cst.FormattedStringExpression)
+        and index.format_spec is None
+    )
 
 
 def _cuda_literal(value: Value) -> bool:

@@ -35,6 +35,7 @@ from devlint.analysis.values import (
     Kind,
     Placement,
     Value,
+    is_index,
     join,
     join_placements,
     may_be_accelerator,
@@ -168,6 +169,8 @@ class CallInterpreter(EffectInterpreter):
             return None, False
         if target.kind in (Kind.DEVICE, Kind.TENSOR, Kind.TENSOR_TYPE):
             return target.where, True
+        if is_index(target):  # ``.to(0)``, ``.to(rank)``: an accelerator by its index
+            return CUDA, True
         if target.kind is Kind.IMPORTED and target.qualname in torch_api.DTYPES:
             return None, False
         first = node.args[0].value if node.args else None
@@ -380,6 +383,8 @@ class CallInterpreter(EffectInterpreter):
             return UNKNOWN
         if function == "isinstance" and guards.cuda_type_test(node) is not None:
             return guards.ON_CUDA  # ``isinstance(x, torch.cuda.FloatTensor)``: ``x.is_cuda``
+        if function == "int" and callee.kind is Kind.UNKNOWN:
+            return Value(Kind.INTEGER)  # ``int(os.environ["LOCAL_RANK"])``
         if function in torch_api.NON_TENSOR_BUILTINS and callee.kind is Kind.UNKNOWN:
             return UNKNOWN  # ``len(batch)``: an int, not a result on the batch's device
         return self.module_call(node, callee)
@@ -436,7 +441,7 @@ class CallInterpreter(EffectInterpreter):
             return UNKNOWN
         if callee.stateless or callee.where is None:
             return self.combine(node, inputs)
-        if callee.qualname in torch_api.SCATTERING_WRAPPERS and "mps" not in callee.where:
+        if callee.qualname in torch_api.INPUT_MOVING_WRAPPERS and "mps" not in callee.where:
             return Value(Kind.TENSOR, callee.where)  # scattered from any device to CUDA
         tensors = [(n, v) for n, v in inputs if v.kind is Kind.TENSOR]
         if callee.from_caller and any(may_be_accelerator(v.where) for _, v in tensors):

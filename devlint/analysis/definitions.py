@@ -46,6 +46,8 @@ def _seeded(value: Value) -> bool:
         return where is not None and may_be_accelerator(where) and ELSEWHERE not in where
     if value.kind is Kind.GUARD:  # every call passes an availability test: ``run(x, avail)``
         return value.polarity != 0
+    if value.kind is Kind.INTEGER:  # ``demo(rank)``, ``rank = int(...)``: placed, an index
+        return True
     return value.kind in _SEEDED_KINDS and bool(value.where)
 
 
@@ -304,6 +306,9 @@ class DefinitionInterpreter(ImportInterpreter):
             return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=defaults)
         if value.kind is Kind.GUARD:
             return value
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if type(annotation) is cst.Name and annotation.value == "int":
+            return Value(Kind.INTEGER)  # ``gpu_id: int``: placed with, a device index
         unset = param.default is None or (
             value.kind is Kind.CONSTANT and (value.constant is False or value.constant is None)
         )

@@ -128,7 +128,9 @@ class EffectInterpreter(ExpressionInterpreter):
     def effect_module(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
-        if callee in torch_api.SCATTERING_WRAPPERS and args:
+        ids = keywords.get("device_ids")
+        moves_inputs = callee in torch_api.DISTRIBUTED_WRAPPERS and ids is not None
+        if (callee in torch_api.SCATTERING_WRAPPERS or moves_inputs) and args:
             return Value(Kind.MODULE, args[0].where, qualname=callee)
         if callee in torch_api.WRAPPERS and args:
             return Value(Kind.MODULE, args[0].where)

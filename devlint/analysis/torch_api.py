@@ -306,10 +306,21 @@ WRAPPERS = frozenset(
         "torch.nn.parallel.DistributedDataParallel",
     }
 )
+# Wrappers that run one process per device, given as ``device_ids=[index]``; given one, the
+# wrapper moves its inputs to that device (without, they stay where they are).
+DISTRIBUTED_WRAPPERS = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+    }
+)
 # Wrappers that scatter their inputs to the CUDA devices they run on, from wherever the
 # inputs are (``nn.DataParallel(model).cuda()(cpu_batch)`` works). Without CUDA they call
 # the module as it is: on MPS a CPU input still mixes.
 SCATTERING_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+# Module values whose calls move their inputs: the scattering wrappers, and the distributed
+# ones made with ``device_ids`` (``effect_module`` keeps the callee's name only then).
+INPUT_MOVING_WRAPPERS = SCATTERING_WRAPPERS | DISTRIBUTED_WRAPPERS
 # Modules made of other modules: on the device of their parts.
 MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
 # Parameters and buffers move with the module that owns them.

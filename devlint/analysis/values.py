@@ -42,6 +42,9 @@ class Kind(Enum):
     TENSOR_TYPE = "tensor type"  # a legacy type (``torch.cuda.FloatTensor``): see ``where``
     INSTANCE = "instance"  # an object of a class defined in this file (not an nn.Module)
     ARRAY = "array"  # a NumPy array (on the host; see ``float64``)
+    # An ``int`` whose value is not written here (``int(os.environ["LOCAL_RANK"])``, a
+    # parameter annotated ``int``): placed with, it is a device index (``.to(rank)``).
+    INTEGER = "integer"
 
 
 def join_placement(a: Placement, b: Placement) -> Placement:
@@ -72,7 +75,7 @@ def join_placements(placements: Iterable[Placement]) -> Placement:
 _NEVER_PLACED = frozenset(
     {
         Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT, Kind.GUARD, Kind.DEVICE,
-        Kind.TENSOR_TYPE, Kind.INSTANCE, Kind.ARRAY,
+        Kind.TENSOR_TYPE, Kind.INSTANCE, Kind.ARRAY, Kind.INTEGER,
     }
 )  # fmt: skip
 
@@ -89,6 +92,14 @@ def may_be_placed(value: Value) -> bool:
 def may_be_tensor(value: Value) -> bool:
     """Whether ``value`` may be a tensor (known tensors and values of unknown kind)."""
     return value.kind in (Kind.TENSOR, Kind.UNKNOWN)
+
+
+def is_index(value: Value) -> bool:
+    """Whether ``value`` is an ``int``: as a device (``.to(0)``, ``.to(rank)``), the index of
+    an accelerator (CUDA's, where there is one)."""
+    return value.kind is Kind.INTEGER or (
+        value.kind is Kind.CONSTANT and type(value.constant) is int
+    )
 
 
 def may_be_accelerator(where: Placement) -> bool:
@@ -217,11 +228,15 @@ def join(a: Value, b: Value) -> Value:
         # ``None``, ``"NA"``) on the other: still the availability test's variable.
         if {a.kind, b.kind} == {Kind.GUARD, Kind.CONSTANT}:
             return a if a.kind is Kind.GUARD else b
+        if is_index(a) and is_index(b):
+            return Value(Kind.INTEGER)  # ``0`` on one path, ``int(rank)`` on the other
         if a.kind in _PLACED and b.kind in _PLACED:  # a CUDA tensor, or something unknown
             return Value(where=join_branches(a.where, b.where))
         return UNKNOWN
     if a.kind in (Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT):
-        return a if (a.qualname, a.constant) == (b.qualname, b.constant) else UNKNOWN
+        if (a.qualname, a.constant) == (b.qualname, b.constant):
+            return a
+        return Value(Kind.INTEGER) if is_index(a) and is_index(b) else UNKNOWN
     return Value(
         kind=a.kind,
         where=(join_branches if a.kind in _PLACED else join_placement)(a.where, b.where),
