@@ -15,10 +15,10 @@ from pathlib import Path
 import libcst as cst
 
 from devlint.analysis import analyze
-from devlint.diagnostics import Diagnostic, Location
+from devlint.diagnostics import Diagnostic, Location, Related
 from devlint.edits import FixContext
 from devlint.noqa import suppress
-from devlint.positions import positions_of
+from devlint.positions import Positions, positions_of
 from devlint.rule import Finding, Rule, RuleSettings, all_rules
 from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
@@ -206,9 +206,36 @@ def _run_rules(
                 end=Location(span.end.line, span.end.column + 1),
                 fix=fix_of.get(key),
                 noqa_row=span.start.line,
+                related=_related(finding, positions, display),
             )
         )
     return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+def _related(finding: Finding, positions: Positions, display: str) -> tuple[Related, ...]:
+    """The finding's chain of facts, located: each step once, in order, without the steps
+    that add nothing (at the finding's own span, inside a later step's span such as
+    ``"cuda"`` in ``.to("cuda")``, or repeating a step's message on the same line)."""
+    spans = []
+    for step in finding.related:
+        if step.node in positions:
+            span = positions[step.node]
+            start = Location(span.start.line, span.start.column + 1)
+            spans.append((start, Location(span.end.line, span.end.column + 1), step.note))
+    own = positions[finding.node]
+    own_start = Location(own.start.line, own.start.column + 1)
+    own_end = Location(own.end.line, own.end.column + 1)
+    related: list[Related] = []
+    for index, (start, end, note) in enumerate(spans):
+        if (start, end) == (own_start, own_end) or any(
+            later_start <= start and end <= later_end
+            for later_start, later_end, _ in spans[index + 1 :]
+        ):
+            continue
+        if any(r.start.row == start.row and r.message == note for r in related):
+            continue
+        related.append(Related(note, display, start, end))
+    return tuple(related)
 
 
 def _syntax_error(text: str, error: cst.ParserSyntaxError) -> tuple[str, int, int]:
