@@ -195,17 +195,17 @@ def _run_rules(
     fix_of = {key: fix for (key, _, _), fix in zip(fixable, built, strict=True)}
     diagnostics = []
     for key, (rule, finding) in unique.items():
-        span = positions[finding.node]
+        start, end = _span(positions, finding.node)
         diagnostics.append(
             Diagnostic(
                 code=rule.code,
                 name=rule.name,
                 message=finding.message,
                 path=display,
-                start=Location(span.start.line, span.start.column + 1),
-                end=Location(span.end.line, span.end.column + 1),
+                start=start,
+                end=end,
                 fix=fix_of.get(key),
-                noqa_row=span.start.line,
+                noqa_row=start.row,
                 related=_related(finding, positions, display),
             )
         )
@@ -213,29 +213,30 @@ def _run_rules(
 
 
 def _related(finding: Finding, positions: Positions, display: str) -> tuple[Related, ...]:
-    """The finding's chain of facts, located: each step once, in order, without the steps
-    that add nothing (at the finding's own span, inside a later step's span such as
-    ``"cuda"`` in ``.to("cuda")``, or repeating a step's message on the same line)."""
-    spans = []
-    for step in finding.related:
-        if step.node in positions:
-            span = positions[step.node]
-            start = Location(span.start.line, span.start.column + 1)
-            spans.append((start, Location(span.end.line, span.end.column + 1), step.note))
-    own = positions[finding.node]
-    own_start = Location(own.start.line, own.start.column + 1)
-    own_end = Location(own.end.line, own.end.column + 1)
-    related: list[Related] = []
-    for index, (start, end, note) in enumerate(spans):
-        if (start, end) == (own_start, own_end) or any(
-            later_start <= start and end <= later_end
-            for later_start, later_end, _ in spans[index + 1 :]
-        ):
-            continue
-        if any(r.start.row == start.row and r.message == note for r in related):
-            continue
-        related.append(Related(note, display, start, end))
+    """The finding's chain of facts, located, in order, without the steps that add
+    nothing: one at the finding's own span, or inside a later step's span (``"cuda"`` in
+    ``.to("cuda")``). Nodes of other modules (a star-imported sibling's) are left out."""
+    spans = [
+        (_span(positions, step.node), step.note)
+        for step in finding.related
+        if step.node in positions
+    ]
+    own = _span(positions, finding.node)
+    related = []
+    for index, ((start, end), note) in enumerate(spans):
+        inside_later = any(later[0] <= start and end <= later[1] for later, _ in spans[index + 1 :])
+        if (start, end) != own and not inside_later:
+            related.append(Related(note, display, start, end))
     return tuple(related)
+
+
+def _span(positions: Positions, node: cst.CSTNode) -> tuple[Location, Location]:
+    """Where ``node`` starts and ends, as 1-based rows and columns."""
+    span = positions[node]
+    return (
+        Location(span.start.line, span.start.column + 1),
+        Location(span.end.line, span.end.column + 1),
+    )
 
 
 def _syntax_error(text: str, error: cst.ParserSyntaxError) -> tuple[str, int, int]:
