@@ -57,7 +57,7 @@ class DefaultGroup(click.Group):
         ),
         "explain": (
             "devlint.explain",
-            "Explain the diagnostics at PATH:LINE[:COL]: each message and its chain of facts.",
+            "Show each diagnostic at PATH:LINE[:COL] with its chain of facts.",
         ),
     }
 

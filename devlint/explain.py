@@ -26,7 +26,7 @@ from devlint.diagnostics import Diagnostic, Location
     help="Rule codes or prefixes to enable (replaces the configured set), as for `check`.",
 )
 def explain(where: str, select: tuple[str, ...]) -> None:
-    """Explain the diagnostics at PATH:LINE[:COL]: each message and its chain of facts.
+    """Show each diagnostic at PATH:LINE[:COL] with its chain of facts.
 
     The file is checked with its configuration (as `devlint check` would); every
     diagnostic whose span covers the line (and column, when given) is printed with the

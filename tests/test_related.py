@@ -124,6 +124,19 @@ def test_full_shows_each_step_as_a_labelled_secondary_span(tmp_path: Path) -> No
     assert lines.index(" ::: train.py:2:10") < step < lines.index("help: Insert `.cpu()`")
 
 
+def test_full_names_each_step_when_the_source_is_gone(tmp_path: Path) -> None:
+    found = checked(tmp_path)
+    (tmp_path / "train.py").unlink()
+    lines = rendered("full", found, tmp_path).splitlines()
+    assert lines[:5] == [
+        "DEV001 [*] `.numpy()` on a tensor that may be on cuda; call `.cpu()` first",
+        " --> train.py:5:9",
+        f" ::: train.py:2:10: {DEVICE}",
+        f" ::: train.py:3:9: {MOVED}",
+        f" ::: train.py:4:7: {COMPUTED}",
+    ]
+
+
 def test_json_and_json_lines_carry_the_related_array(tmp_path: Path) -> None:
     [item] = json.loads(rendered("json", checked(tmp_path), tmp_path))
     assert [(r["location"]["row"], r["message"]) for r in item["related"]] == [
