@@ -83,6 +83,12 @@ def chain_at(fixture: str, row: int, code: str) -> list[tuple[int, str]]:
             24,
             [(25, "moved only when this tensor is on CUDA")],
         ),
+        (
+            "DEV016",
+            "bad_method_one_use_cuda_flag.py",
+            17,
+            [(7, "cuda availability tested here")],
+        ),
     ],
 )
 def test_rules_report_the_chain_of_the_analysis(

@@ -67,7 +67,9 @@ class EffectInterpreter(ExpressionInterpreter):
     def effect_availability(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
-        return guards.availability(torch_api.CUDA_AVAILABILITY[callee])
+        backend = torch_api.CUDA_AVAILABILITY[callee]
+        tested = (Step(node, f"{backend} availability tested here"),)
+        return replace(guards.availability(backend), placed=tested)
 
     def effect_skip_decorator(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
