@@ -17,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from devlint import __version__
-from devlint.diagnostics import Diagnostic, Edit, Fix, Location
+from devlint.diagnostics import Diagnostic, Edit, Fix, Location, Related
 
 DEFAULT_DIRECTORY = ".devlint_cache"
+# The layout of an entry: entries of another layout are never read (2: ``related``).
+ENTRY_FORMAT = "2"
 
 
 class ResultCache:
     def __init__(self, directory: Path) -> None:
-        self.directory = directory / __version__
+        self.directory = directory / f"{__version__}-{ENTRY_FORMAT}"
 
     @staticmethod
     def key(data: bytes, display: str, settings: str) -> str:
@@ -114,4 +116,8 @@ def _diagnostic(data: dict[str, Any]) -> Diagnostic:
         noqa_row=data.get("noqa_row"),
         cell=data.get("cell"),
         url=data.get("url"),
+        related=tuple(
+            Related(r["message"], r["path"], _location(r["start"]), _location(r["end"]), r["cell"])
+            for r in data["related"]
+        ),
     )

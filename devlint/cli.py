@@ -55,6 +55,10 @@ class DefaultGroup(click.Group):
             "devlint.rule_commands",
             "Write one page per rule, and an index, from the rules' documentation.",
         ),
+        "explain": (
+            "devlint.explain",
+            "Show each diagnostic at PATH:LINE[:COL] with its chain of facts.",
+        ),
     }
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

@@ -36,6 +36,18 @@ class Fix:
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """One step of the chain of facts behind a diagnostic: a location in the same file
+    and what happened there ("moved to cuda here"), in the order the facts happened."""
+
+    message: str
+    path: str
+    start: Location
+    end: Location
+    cell: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding of one rule in one file (or notebook cell)."""
 
@@ -49,6 +61,7 @@ class Diagnostic:
     noqa_row: int | None = None
     cell: int | None = None
     url: str | None = field(default=None, compare=False)
+    related: tuple[Related, ...] = field(default=(), compare=False)  # its chain, in order
 
     @property
     def fixable(self) -> bool:

@@ -15,10 +15,10 @@ from pathlib import Path
 import libcst as cst
 
 from devlint.analysis import analyze
-from devlint.diagnostics import Diagnostic, Location
+from devlint.diagnostics import Diagnostic, Location, Related
 from devlint.edits import FixContext
 from devlint.noqa import suppress
-from devlint.positions import positions_of
+from devlint.positions import Positions, positions_of
 from devlint.rule import Finding, Rule, RuleSettings, all_rules
 from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
@@ -195,20 +195,48 @@ def _run_rules(
     fix_of = {key: fix for (key, _, _), fix in zip(fixable, built, strict=True)}
     diagnostics = []
     for key, (rule, finding) in unique.items():
-        span = positions[finding.node]
+        start, end = _span(positions, finding.node)
         diagnostics.append(
             Diagnostic(
                 code=rule.code,
                 name=rule.name,
                 message=finding.message,
                 path=display,
-                start=Location(span.start.line, span.start.column + 1),
-                end=Location(span.end.line, span.end.column + 1),
+                start=start,
+                end=end,
                 fix=fix_of.get(key),
-                noqa_row=span.start.line,
+                noqa_row=start.row,
+                related=_related(finding, positions, display),
             )
         )
     return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+def _related(finding: Finding, positions: Positions, display: str) -> tuple[Related, ...]:
+    """The finding's chain of facts, located, in order, without the steps that add
+    nothing: one at the finding's own span, or inside a later step's span (``"cuda"`` in
+    ``.to("cuda")``). Nodes of other modules (a star-imported sibling's) are left out."""
+    spans = [
+        (_span(positions, step.node), step.note)
+        for step in finding.related
+        if step.node in positions
+    ]
+    own = _span(positions, finding.node)
+    related = []
+    for index, ((start, end), note) in enumerate(spans):
+        inside_later = any(later[0] <= start and end <= later[1] for later, _ in spans[index + 1 :])
+        if (start, end) != own and not inside_later:
+            related.append(Related(note, display, start, end))
+    return tuple(related)
+
+
+def _span(positions: Positions, node: cst.CSTNode) -> tuple[Location, Location]:
+    """Where ``node`` starts and ends, as 1-based rows and columns."""
+    span = positions[node]
+    return (
+        Location(span.start.line, span.start.column + 1),
+        Location(span.end.line, span.end.column + 1),
+    )
 
 
 def _syntax_error(text: str, error: cst.ParserSyntaxError) -> tuple[str, int, int]:

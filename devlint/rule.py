@@ -15,6 +15,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState  # code_for_node without a fresh indentation
 
 from devlint.analysis.facts import FileFacts
+from devlint.analysis.values import Step
 from devlint.diagnostics import Applicability
 from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
@@ -73,6 +74,9 @@ class Finding:
     node: cst.CSTNode
     message: str
     fix: FixPlan | None = None
+    # The facts behind it, in order (where the value was placed, ...): the analysis's
+    # ``Value.placed`` and the like, never a guess. The engine locates them.
+    related: tuple[Step, ...] = ()
 
 
 _EMPTY_MODULE = cst.Module(body=[])

@@ -98,7 +98,18 @@ def to_range(
 def to_lsp_diagnostic(
     diagnostic: Diagnostic, lines: Sequence[str], encoding: str = "utf-16"
 ) -> types.Diagnostic:
+    """The LSP form of ``diagnostic``, its chain of facts as ``relatedInformation``."""
     description = types.CodeDescription(href=diagnostic.url) if diagnostic.url else None
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(
+                uri=Path(step.path).absolute().as_uri(),
+                range=to_range(lines, step.start, step.end, encoding),
+            ),
+            message=step.message,
+        )
+        for step in diagnostic.related
+    ]
     return types.Diagnostic(
         range=to_range(lines, diagnostic.start, diagnostic.end, encoding),
         message=diagnostic.message,
@@ -106,6 +117,7 @@ def to_lsp_diagnostic(
         code=diagnostic.code,
         code_description=description,
         source=SOURCE,
+        related_information=related or None,
     )
 
 

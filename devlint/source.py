@@ -113,17 +113,27 @@ class CellMap:
         return cell, row - first + 1
 
     def place(self, diagnostic: Diagnostic) -> Diagnostic:
-        """``diagnostic`` with its rows and columns in its cell's own terms."""
-        cell, row = self.locate(diagnostic.start.row)
-        _, end_row = self.locate(diagnostic.end.row)
-        start_shift = self.shifts.get(diagnostic.start.row, 0)
-        end_shift = self.shifts.get(diagnostic.end.row, 0)
+        """``diagnostic`` (and its related locations) in its cell's own terms."""
+        cell, start, end = self._span(diagnostic.start, diagnostic.end)
+        related = tuple(
+            replace(step, cell=step_cell, start=step_start, end=step_end)
+            for step in diagnostic.related
+            for step_cell, step_start, step_end in [self._span(step.start, step.end)]
+        )
         return replace(
-            diagnostic,
-            cell=cell,
-            start=Location(row, diagnostic.start.column + start_shift),
-            end=Location(end_row, diagnostic.end.column + end_shift),
-            noqa_row=row,
+            diagnostic, cell=cell, start=start, end=end, noqa_row=start.row, related=related
+        )
+
+    def _span(self, start: Location, end: Location) -> tuple[int, Location, Location]:
+        """A span of the text -> its cell number and its span within that cell."""
+        cell, row = self.locate(start.row)
+        _, end_row = self.locate(end.row)
+        start_shift = self.shifts.get(start.row, 0)
+        end_shift = self.shifts.get(end.row, 0)
+        return (
+            cell,
+            Location(row, start.column + start_shift),
+            Location(end_row, end.column + end_shift),
         )
 
 

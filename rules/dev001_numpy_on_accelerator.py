@@ -53,22 +53,23 @@ class NumpyOnAccelerator(Rule):
         for call in facts.calls:
             func = call.node.func
             if call.method == "numpy" and call.receiver is not None and not call.node.args:
-                where = call.receiver.where
+                tensor_value = call.receiver
                 what = "`.numpy()`"
                 tensor = func.value if isinstance(func, cst.Attribute) else None
             elif call.callee in NUMPY_CONVERSIONS and call.args:
-                where = call.args[0].where
+                tensor_value = call.args[0]
                 what = f"`np.{call.callee.rsplit('.', 1)[-1]}()`"
                 first = call.node.args[0]
                 tensor = first.value if first.keyword is None and not first.star else None
             else:
                 continue
-            if may_be_accelerator(where):
-                device = describe_accelerator(where)
+            if may_be_accelerator(tensor_value.where):
+                device = describe_accelerator(tensor_value.where)
                 yield Finding(
                     call.node,
                     f"{what} on a tensor that may be on {device}; call `.cpu()` first",
                     _fix(tensor),
+                    tensor_value.placed,
                 )
 
 

@@ -4,7 +4,14 @@ import libcst as cst
 
 from devlint.analysis import name_guesses
 from devlint.analysis.facts import FileFacts, Loop
-from devlint.analysis.values import Kind, describe_accelerator, is_cpu, may_be_accelerator
+from devlint.analysis.values import (
+    Kind,
+    chain,
+    describe_accelerator,
+    is_cpu,
+    may_be_accelerator,
+    provenance,
+)
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 
@@ -53,12 +60,11 @@ class BatchNotMoved(Rule):
             loop = mix.site.loop
             if loop is None:
                 continue
-            on_device = [
-                op.value.where for op in mix.operands if may_be_accelerator(op.value.where)
-            ]
+            on_device = [op.value for op in mix.operands if may_be_accelerator(op.value.where)]
             if not on_device:
                 continue
             stale: list[str] = []
+            related = []
             for operand in mix.operands:
                 if operand.node is None or not operand.value.from_batch:
                     continue
@@ -70,14 +76,16 @@ class BatchNotMoved(Rule):
                 if (id(loop), name) not in reported:
                     reported.add((id(loop), name))
                     stale.append(name)
+                    related.append(provenance(operand.value))
             if stale:
                 names = ", ".join(f"`{name}`" for name in stale)
-                device = describe_accelerator(on_device[0])
+                device = describe_accelerator(on_device[0].where)
                 yield Finding(
                     mix.node,
                     f"{names} from the data loader is still on the CPU but is used with "
                     f"values on {device}; move it with `.to(device)`",
                     _fix(loop.node, stale, _loop_device(facts, loop)),
+                    chain(*related, provenance(on_device[0])),
                 )
 
 

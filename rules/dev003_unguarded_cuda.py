@@ -5,7 +5,7 @@ import libcst as cst
 
 from devlint.analysis import torch_api
 from devlint.analysis.facts import CallRecord, FileFacts
-from devlint.analysis.values import Kind, Value, is_index, may_be_placed
+from devlint.analysis.values import Kind, Step, Value, is_index, may_be_placed
 from devlint.codemod import method_one_blocks
 from devlint.rule import DEVICE, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
@@ -114,6 +114,7 @@ class UnguardedCuda(Rule):
 
     def _findings(self, facts: FileFacts) -> Iterator[Finding]:
         defaults: dict[int, cst.BaseExpression] = {}  # CUDA defaults that reach a placement
+        reached: dict[int, list[Step]] = {}  # the placements each default reaches
         direct: set[int] = set()  # literals reported where they are placed
         mappers = _storage_mappers(facts)
         for call in facts.calls:
@@ -125,6 +126,9 @@ class UnguardedCuda(Rule):
                     yield finding
                 elif literal is not None:
                     defaults.setdefault(id(literal), literal)
+                    reached.setdefault(id(literal), []).append(
+                        Step(call.node, "reaches this placement")
+                    )
         for key, literal in defaults.items():
             if key not in direct:
                 fix = (
@@ -132,7 +136,7 @@ class UnguardedCuda(Rule):
                     if key in facts.definition_literals or _indexed(literal)
                     else None
                 )
-                yield Finding(literal, DEFAULT_MESSAGE, fix)
+                yield Finding(literal, DEFAULT_MESSAGE, fix, tuple(reached[key]))
 
     def _placements(
         self, call: CallRecord, facts: FileFacts, mappers: dict[int, FixPlan]

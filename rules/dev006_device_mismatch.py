@@ -6,9 +6,11 @@ from devlint.analysis import name_guesses
 from devlint.analysis.facts import FileFacts, Mix, Operand
 from devlint.analysis.values import (
     Value,
+    chain,
     describe_accelerator,
     is_cpu,
     may_be_accelerator,
+    provenance,
 )
 from devlint.rule import Finding, Rule, source_of
 
@@ -70,7 +72,9 @@ class DeviceMismatch(Rule):
             reported.add(id(mix.node))
             device = describe_accelerator(elsewhere[0].value.where)
             cpu, other = _name(on_cpu[0], mix), _name(elsewhere[0], mix)
-            yield Finding(mix.node, f"`{cpu}` is on the CPU but `{other}` may be on {device}")
+            message = f"`{cpu}` is on the CPU but `{other}` may be on {device}"
+            related = chain(provenance(on_cpu[0].value), provenance(elsewhere[0].value))
+            yield Finding(mix.node, message, related=related)
 
 
 def _refetched_batch(value: Value) -> bool:

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint.analysis.facts import FileFacts
-from devlint.analysis.values import Kind
+from devlint.analysis.values import Kind, provenance
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MOVES = frozenset({"to", "cuda", "cpu"})
@@ -60,6 +60,7 @@ class DiscardedMove(Rule):
                     call.node,
                     f"`.{call.method}()` returns a new tensor; assign the result",
                     _fix(call.node),
+                    provenance(receiver),
                 )
 
 

@@ -59,9 +59,8 @@ class HostSyncInLoop(Rule):
             if call.method not in SYNCS or not _every_training_step(site):
                 continue
             if call.receiver is not None and may_be_accelerator(call.receiver.where):
-                yield Finding(
-                    call.node, f"`.{call.method}()` synchronises with the device every iteration"
-                )
+                message = f"`.{call.method}()` synchronises with the device every iteration"
+                yield Finding(call.node, message, related=call.receiver.placed)
 
 
 def _every_training_step(site: Site) -> bool:

@@ -4,7 +4,7 @@ import libcst as cst
 
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.syntax import operand_roots
-from devlint.analysis.values import is_cpu
+from devlint.analysis.values import Step, is_cpu
 from devlint.rule import Finding, FixPlan, Replace, Rule
 
 
@@ -61,11 +61,14 @@ class FactoryWithoutDevice(Rule):
                         factory,
                         "Tensor created without `device=` is combined with the inputs",
                         _fix(factory, function, inputs, method),
+                        (Step(mix.node, "combined with the inputs here"),),
                     )
         for factory, tested, function in facts.factories_moved_on_cuda_only():
             if id(factory) not in reported:
                 reported.add(id(factory))
-                yield Finding(factory, CUDA_ONLY_MESSAGE, _fix_for(factory, tested, function))
+                fix = _fix_for(factory, tested, function)
+                related = (Step(tested, "moved only when this tensor is on CUDA"),)
+                yield Finding(factory, CUDA_ONLY_MESSAGE, fix, related)
 
 
 CUDA_ONLY_MESSAGE = "Tensor created without `device=` follows the inputs only to CUDA, not to MPS"

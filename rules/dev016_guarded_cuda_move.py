@@ -67,4 +67,4 @@ class GuardedCudaMove(Rule):
             if conditional.enclosing_backends - {"cuda"}:
                 continue
             if isinstance(node, cst.If) and only_moves_to_cuda(node, facts):
-                yield Finding(node, MESSAGE, fold_method_one(node))
+                yield Finding(node, MESSAGE, fold_method_one(node), test.placed)

@@ -118,3 +118,16 @@ def test_an_edit_of_an_explicitly_imported_sibling_misses(
     config.write_text("import torch\nUSE_CUDA = torch.cuda.device_count() > 0\n")
     assert run(source, cache, engine_calls, options) == ["4:DEV016"]  # read, not parsed
     assert len(engine_calls) == 3
+
+
+def test_related_locations_round_trip(tmp_path: Path) -> None:
+    source = tmp_path / "bug.py"
+    source.write_text("import torch\nx = torch.zeros(2).cuda()\ny = x.numpy()\n")
+    cache = tmp_path / "cache"
+    tasks = [FileTask(source, str(source), ALL, cache)]
+    [first] = run_files(tasks, lint_task, 1, False)
+    [second] = run_files(tasks, lint_task, 1, False)
+    assert second.cached
+    related = [d.related for d in first.diagnostics]
+    assert [d.related for d in second.diagnostics] == related
+    assert any(chain for chain in related)

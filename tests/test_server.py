@@ -343,6 +343,25 @@ def test_diagnostics_link_to_their_rule_pages(client: Client, tmp_path: Path) ->
     ]
 
 
+def test_diagnostics_carry_their_chain_as_related_information(
+    client: Client, tmp_path: Path
+) -> None:
+    uri = client.open(tmp_path / "train.py", BUGGY)
+    found = client.notification("textDocument/publishDiagnostics", uri)["diagnostics"]
+    numpy = next(item for item in found if item["code"] == "DEV001")
+    assert numpy["relatedInformation"] == [
+        {
+            "location": {"uri": uri, "range": _range(1, 4, 25)},
+            "message": "moved to cuda here",
+        }
+    ]
+    assert "relatedInformation" not in next(item for item in found if item["code"] == "DEV003")
+
+
+def _range(line: int, start: int, end: int) -> dict[str, Any]:
+    return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
+
+
 def test_a_diagnostic_with_a_fix_offers_it(client: Client, tmp_path: Path) -> None:
     text = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
     uri = client.open(tmp_path / "amp.py", text)

@@ -34,12 +34,15 @@ from devlint.analysis.values import (
     UNKNOWN,
     Kind,
     Placement,
+    Step,
     Value,
+    chain,
     is_index,
     join,
     join_placements,
     may_be_accelerator,
     placement_of_device_string,
+    placement_words,
 )
 
 MAX_INLINED_CALLS = 200  # per file: analysis time stays linear in the file's size
@@ -197,15 +200,15 @@ class CallInterpreter(EffectInterpreter):
             # mimics torch's and returns the object), not a placement.
             return receiver if method in torch_api.MOVE_METHODS else UNKNOWN
         if method == "cuda":
-            return receiver.moved(CUDA)
+            return receiver.moved(CUDA, (Step(node, "moved to cuda here"),))
         if method == "cpu":
-            return receiver.moved(CPU)
+            return receiver.moved(CPU, (Step(node, "moved to the CPU here"),))
         if method in ("to", "type"):
             return self.move_or_cast(node, receiver, method, args, keywords)
         if method == "add_argument":
             self.note_option(node, keywords)
         if method == "type_as" and args:
-            return receiver.moved(args[0].where)
+            return receiver.moved(args[0].where, _move_steps(node, args[0], args[0].where))
         if (
             method == "startswith"
             and args
@@ -220,9 +223,11 @@ class CallInterpreter(EffectInterpreter):
             and receiver.kind in (Kind.MODULE, Kind.UNKNOWN)
             and receiver.where
         ):
-            return Value(Kind.TENSOR, receiver.where)  # a moved module's tensors are there
+            # a moved module's tensors are there
+            return Value(Kind.TENSOR, receiver.where, placed=receiver.placed)
         if method == "detach" and receiver.kind is Kind.UNKNOWN:
-            return Value(Kind.TENSOR, receiver.where)  # only tensors have ``.detach()``
+            # only tensors have ``.detach()``
+            return Value(Kind.TENSOR, receiver.where, placed=receiver.placed)
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, receiver, method, args, keywords)
         if receiver.kind is Kind.TENSOR:
@@ -252,7 +257,7 @@ class CallInterpreter(EffectInterpreter):
         self.rec.calls[id(node)].casts_only = not moves
         if moves and method == "to" and type(node.func) is cst.Attribute:
             self.rec.moved_receivers.add(id(node.func.value))  # ``self.mask.to(x.device)``
-        result = receiver.moved(where) if moves else receiver
+        result = receiver.moved(where, _move_steps(node, target, where)) if moves else receiver
         if result.kind is Kind.TENSOR and not moves:
             result = receiver.derived()
         dtype = keywords.get("dtype") or next(
@@ -374,7 +379,7 @@ class CallInterpreter(EffectInterpreter):
         if leaf in name_guesses.LOADER_WRAPPERS and node.args and callee.kind is not Kind.MODULE:
             return self.wrapped_loader(node)  # a local ``tqdm`` stand-in, say
         if leaf == "next" and args and args[0].kind is Kind.LOADER:
-            return batch_of(args[0])  # ``images, labels = next(iter(loader))``
+            return batch_of(args[0], node)  # ``images, labels = next(iter(loader))``
         if leaf == "enumerate" and args and args[0].kind is Kind.LOADER:
             return args[0]  # ``_, (x, y) = next(enumerate(loader))``: the index goes along
         if callee.kind is Kind.FUNCTION:
@@ -452,11 +457,12 @@ class CallInterpreter(EffectInterpreter):
             tensors = [(n, v) for n, v in tensors if not (v.from_batch and v.where == CPU)]
         if tensors:
             operands = (
-                Operand(None, Value(Kind.MODULE, callee.where)),
+                Operand(None, Value(Kind.MODULE, callee.where, placed=callee.placed)),
                 *(Operand(n, v) for n, v in tensors),
             )
             self.rec.mixes[id(node)] = Mix(node, operands, self.site())
-        return Value(Kind.TENSOR, callee.where)
+        computed = (Step(node, "computed by the model here"),) if callee.placed else ()
+        return Value(Kind.TENSOR, callee.where, placed=chain(callee.placed, computed))
 
     def inline_call(
         self, node: cst.FunctionDef | None, args: list[Value], keywords: dict[str, Value]
@@ -558,8 +564,17 @@ def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value
 def _on_devices_of(args: list[Value]) -> Value:
     """A tensor wherever the tensors among ``args`` with a known placement may be
     (unknown without any): what a computation on them returns."""
-    placed = [arg.where for arg in args if arg.kind is Kind.TENSOR and arg.where]
-    return Value(Kind.TENSOR, join_placements(placed)) if placed else UNKNOWN
+    placed = [arg for arg in args if arg.kind is Kind.TENSOR and arg.where]
+    if not placed:
+        return UNKNOWN
+    where = join_placements(arg.where for arg in placed)
+    return Value(Kind.TENSOR, where, placed=chain(*(arg.placed for arg in placed)))
+
+
+def _move_steps(node: cst.Call, target: Value | None, where: Placement) -> tuple[Step, ...]:
+    """The steps of a move to ``where`` by ``target``: how it was chosen, then the move."""
+    before = target.placed if target is not None else ()
+    return chain(before, (Step(node, f"moved to {placement_words(where)} here"),))
 
 
 def _default_device(param: cst.Param) -> Placement:

@@ -16,7 +16,18 @@ import libcst as cst
 from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.expressions import ExpressionInterpreter
 from devlint.analysis.syntax import dotted_name, string_value
-from devlint.analysis.values import ANY_DEVICE, CPU, CUDA, UNKNOWN, Kind, Value, join_placements
+from devlint.analysis.values import (
+    ANY_DEVICE,
+    CPU,
+    CUDA,
+    UNKNOWN,
+    Kind,
+    Step,
+    Value,
+    chain,
+    join_placements,
+    placement_words,
+)
 
 # Keyword arguments of torch functions that are operands like the positional ones.
 _TENSOR_KEYWORDS = frozenset(
@@ -56,7 +67,9 @@ class EffectInterpreter(ExpressionInterpreter):
     def effect_availability(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
-        return guards.availability(torch_api.CUDA_AVAILABILITY[callee])
+        backend = torch_api.CUDA_AVAILABILITY[callee]
+        tested = (Step(node, f"{backend} availability tested here"),)
+        return replace(guards.availability(backend), placed=tested)
 
     def effect_skip_decorator(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
@@ -71,7 +84,8 @@ class EffectInterpreter(ExpressionInterpreter):
     ) -> Value:
         first = keywords.get("type") or keywords.get("device") or (args[0] if args else None)
         if first is not None and first.kind is Kind.DEVICE:
-            return Value(Kind.DEVICE, first.where, cuda_defaults=first.cuda_defaults)
+            chosen = first.placed or (Step(node, "device chosen here"),)
+            return Value(Kind.DEVICE, first.where, cuda_defaults=first.cuda_defaults, placed=chosen)
         if first is not None and first.kind is Kind.CONSTANT and isinstance(first.constant, str):
             return Value(Kind.DEVICE)  # ``torch.device("meta")``: none of cpu, cuda, mps
         return Value(Kind.DEVICE, ANY_DEVICE)
@@ -233,7 +247,10 @@ class EffectInterpreter(ExpressionInterpreter):
         if any(arg.star == "**" for arg in node.args):
             return Value(Kind.TENSOR)  # ``**kwargs`` may carry the device
         if device is not None:
-            return Value(Kind.TENSOR, device.where if device.kind is Kind.DEVICE else None)
+            if device.kind is not Kind.DEVICE:
+                return Value(Kind.TENSOR)
+            made = Step(node, f"created on {placement_words(device.where)} here")
+            return Value(Kind.TENSOR, device.where, placed=chain(device.placed, (made,)))
         if callee.endswith("_like") and args:
             return Value(Kind.TENSOR, args[0].where)
         data = node.args[0].value if node.args else None

@@ -36,7 +36,9 @@ from devlint.analysis.values import (
     UNKNOWN,
     Kind,
     Placement,
+    Step,
     Value,
+    chain,
     is_none,
     join,
     join_placements,
@@ -113,7 +115,11 @@ class ExpressionInterpreter(DefinitionInterpreter):
             where = placement_of_device_string(text)
             if where is not None:
                 return Value(
-                    Kind.DEVICE, where, constant=text, cuda_defaults=self.unguarded(node, where)
+                    Kind.DEVICE,
+                    where,
+                    constant=text,
+                    cuda_defaults=self.unguarded(node, where),
+                    placed=(Step(node, "device chosen here"),),
                 )
         return _constant(text)
 
@@ -177,7 +183,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
             return guards.ON_CUDA
         if base.kind in (Kind.TENSOR, Kind.MODULE):
             if attr == "device":
-                return Value(Kind.DEVICE, base.where)
+                return Value(Kind.DEVICE, base.where, placed=base.placed)
             if attr in torch_api.TENSOR_VIEW_ATTRIBUTES or (
                 base.kind is Kind.TENSOR and attr not in torch_api.NON_TENSOR_ATTRIBUTES
             ):
@@ -279,6 +285,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         from_batch = all(v.from_batch for _, v in tensors)
         scalar = all(v.scalar for _, v in tensors) and not _gives_shape(node)
         float64 = next((v.float64 for _, v in tensors if v.float64), "")
+        placed = chain(*(v.placed for _, v in tensors if may_be_accelerator(v.where)))
         return Value(
             Kind.TENSOR,
             where,
@@ -286,6 +293,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
             scalar=scalar,
             origins=origins,
             float64=float64,
+            placed=placed,
         )
 
     def boolean_operation(self, node: cst.BooleanOperation) -> Value:
@@ -364,7 +372,10 @@ class ExpressionInterpreter(DefinitionInterpreter):
             # it is not None (statements that bind None on one path stay unknown).
             return orelse if is_none(body) else body
         if body.kind is orelse.kind and body.kind in (Kind.DEVICE, Kind.TENSOR_TYPE):
-            return replace(join(body, orelse), constant=None)
+            joined = replace(join(body, orelse), constant=None)
+            if body.kind is Kind.DEVICE:
+                joined = replace(joined, placed=(Step(node, "device chosen here"),))
+            return joined
         return join(body, orelse)
 
     def sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
@@ -395,7 +406,8 @@ class ExpressionInterpreter(DefinitionInterpreter):
             where = join_placements(value.where for value in values)
             origins = tuple(origin for value in values for origin in value.origins)
             from_batch = all(v.from_batch for v in values)
-            return Value(Kind.TENSOR, where, from_batch=from_batch, origins=origins)
+            placed = chain(*(value.placed for value in values))
+            return Value(Kind.TENSOR, where, from_batch=from_batch, origins=origins, placed=placed)
         return UNKNOWN
 
     def comprehension(
@@ -421,7 +433,12 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 element_value = self.expr(node.elt)
         self.env, self.cuda_required = saved, required
         if element_value.kind is Kind.TENSOR:
-            return Value(Kind.TENSOR, element_value.where, from_batch=element_value.from_batch)
+            return Value(
+                Kind.TENSOR,
+                element_value.where,
+                from_batch=element_value.from_batch,
+                placed=element_value.placed,
+            )
         return UNKNOWN
 
     def named_expression(self, node: cst.NamedExpr) -> Value:
@@ -461,7 +478,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
             and name is not None
             and name_guesses.is_loader_like_name(name)
         ):
-            return batch_of(value), True
+            return batch_of(value, iterable), True
         if value.kind is Kind.UNKNOWN and type(iterable) is cst.Call:
             # ``metric_logger.log_every(data_loader, 10)``: a helper handed the loader,
             # iterated over, yields its batches.

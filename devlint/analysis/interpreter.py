@@ -42,7 +42,16 @@ from devlint.analysis.facts import (
     Site,
 )
 from devlint.analysis.syntax import dotted_name, subscript_key
-from devlint.analysis.values import CPU, UNKNOWN, Kind, Placement, Value, is_empty_container, join
+from devlint.analysis.values import (
+    CPU,
+    UNKNOWN,
+    Kind,
+    Placement,
+    Step,
+    Value,
+    is_empty_container,
+    join,
+)
 
 Env = dict[str, Value]
 MAX_LOOP_PASSES = 3
@@ -353,8 +362,11 @@ def element_of(value: Value) -> Value:
     return UNKNOWN
 
 
-def batch_of(loader: Value) -> Value:
-    """One batch of a loader: on the CPU unless its dataset's tensors were moved."""
+def batch_of(loader: Value, at: cst.CSTNode | None = None) -> Value:
+    """One batch of a loader: on the CPU unless its dataset's tensors were moved. ``at``:
+    where it is taken from a known loader (``for x, y in <loader>``, ``next(...)``)."""
     if loader.where and loader.where != CPU:
         return Value(Kind.TENSOR, loader.where, whole_batch=True)
-    return Value(Kind.TENSOR, CPU, from_batch=True, whole_batch=True)
+    note = "batch taken from the data loader here, on the CPU"
+    placed = (Step(at, note),) if at is not None and loader.kind is Kind.LOADER else ()
+    return Value(Kind.TENSOR, CPU, from_batch=True, whole_batch=True, placed=placed)

@@ -110,6 +110,33 @@ def is_cpu(where: Placement) -> bool:
     return where == CPU
 
 
+def placement_words(where: Placement) -> str:
+    """How a step of a chain names a placement: ``cuda``, ``mps``, ``the CPU``, ``the device``."""
+    names = {CPU: "the CPU", CUDA: "cuda", MPS: "mps"}
+    return names.get(where, "the device")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One fact in the chain behind a value: the node where it happened and what happened
+    there (``moved to cuda here``), reported as a related location of a diagnostic."""
+
+    node: cst.CSTNode
+    note: str
+
+
+def chain(*parts: tuple[Step, ...]) -> tuple[Step, ...]:
+    """Several chains of steps one after the other, each step once, in order."""
+    nonempty = [part for part in parts if part]
+    if len(nonempty) <= 1 or all(part is nonempty[0] for part in nonempty):
+        return nonempty[0] if nonempty else ()
+    seen: dict[tuple[int, str], Step] = {}
+    for part in nonempty:
+        for step in part:
+            seen.setdefault((id(step.node), step.note), step)
+    return tuple(seen.values())
+
+
 def placement_of_device_string(text: str) -> Placement:
     """The placement named by a device string such as ``"cuda:0"``; None if not a device."""
     kind = text.split(":", 1)[0].strip().lower()
@@ -170,9 +197,13 @@ class Value:
     # under the flag again (``x.numpy() if not flag else x.cpu().numpy()``) sees only
     # its own side (statements.py ``follow_flag``).
     follows: tuple[str, Value, Value] | None = None
+    # TENSOR / MODULE / DEVICE: how it got its placement, in order (the device chosen, the
+    # move, the model computing it): the chain a diagnostic on it reports.
+    placed: tuple[Step, ...] = field(default=(), compare=False)
 
-    def moved(self, where: Placement) -> Value:
-        """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement."""
+    def moved(self, where: Placement, by: tuple[Step, ...] = ()) -> Value:
+        """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement;
+        ``by``: the steps of the move (the device's own, then the call's)."""
         kind = self.kind if self.kind in (Kind.MODULE, Kind.TENSOR) else Kind.UNKNOWN
         qualname = self.qualname if kind is Kind.MODULE else None
         return Value(
@@ -182,6 +213,7 @@ class Value:
             stateless=self.stateless,
             float64=self.float64,
             built_by=self.built_by if kind is Kind.MODULE else None,
+            placed=by,
         )
 
     def derived(self) -> Value:
@@ -196,9 +228,10 @@ class Value:
                     origins=self.origins,
                     from_batch=self.from_batch,
                     float64=self.float64,
+                    placed=self.placed,
                 )
             )
-        return Value(Kind.TENSOR, self.where)
+        return Value(Kind.TENSOR, self.where, placed=self.placed)
 
 
 UNKNOWN = Value()
@@ -231,7 +264,7 @@ def join(a: Value, b: Value) -> Value:
         if is_index(a) and is_index(b):
             return Value(Kind.INTEGER)  # ``0`` on one path, ``int(rank)`` on the other
         if a.kind in _PLACED and b.kind in _PLACED:  # a CUDA tensor, or something unknown
-            return Value(where=join_branches(a.where, b.where))
+            return Value(where=join_branches(a.where, b.where), placed=chain(a.placed, b.placed))
         return UNKNOWN
     if a.kind in (Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT):
         if (a.qualname, a.constant) == (b.qualname, b.constant):
@@ -252,6 +285,7 @@ def join(a: Value, b: Value) -> Value:
         classifies=a.classifies and b.classifies,
         elements=_join_elements(a.elements, b.elements),
         from_caller=a.from_caller and b.from_caller,
+        placed=chain(a.placed, b.placed),
     )
 
 
@@ -271,6 +305,15 @@ def _union(
     if a is b or not b:
         return a
     return (*a, *(node for node in b if not any(node is seen for seen in a)))
+
+
+def provenance(value: Value) -> tuple[Step, ...]:
+    """How ``value`` got where it is: the factories that made it on the CPU by default
+    (``origins``), then its placement steps."""
+    made = tuple(
+        Step(node, "tensor created on the CPU here (no `device=`)") for node in value.origins
+    )
+    return chain(made, value.placed)
 
 
 def is_none(value: Value) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
-from devlint.diagnostics import Diagnostic
+from devlint.diagnostics import Diagnostic, Related
 from devlint.formats import DEFAULT_FORMAT, FORMATS, STATISTICS_FORMATS, TEXT_FORMATS
 
 _MODULES = {fmt: f"devlint.report.{fmt.replace('-', '_')}_format" for fmt in FORMATS}
@@ -148,7 +148,7 @@ def display_path(path: str, cwd: Path | None) -> str:
     return path if relative is None else relative
 
 
-def position(diagnostic: Diagnostic) -> str:
+def position(diagnostic: Diagnostic | Related) -> str:
     """``row:column``, or ``cell N:row:column`` in a notebook."""
     where = f"{diagnostic.start.row}:{diagnostic.start.column}"
     return where if diagnostic.cell is None else f"cell {diagnostic.cell}:{where}"

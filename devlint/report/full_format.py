@@ -11,6 +11,15 @@
        |
     help: Replace `.cuda()` with `.to(device)`
 
+A diagnostic's chain of facts (``Diagnostic.related``) follows its code, one labelled line
+per step, as rustc and ruff show secondary spans::
+
+      ::: train.py:3:9
+       |
+     3 | model = Net().to(device)
+       |         ---------------- moved to the device here
+       |
+
 (without a fix, the help line says why: ``RuleInfo.no_fix``), then the summary of the
 ``concise`` output. Two lines of context on each side; a span over several lines is
 underlined to the end of its first line. The source is read from disk when it is printed
@@ -25,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from devlint.diagnostics import Diagnostic
+from devlint.diagnostics import Diagnostic, Related
 from devlint.report import ReportOptions, absolute_path, display_path, position
 from devlint.report.text_format import FIX_MARK, applies, style_for, trailer_lines
 from devlint.source import UnreadableSource, read_source, split_lines
@@ -37,29 +46,31 @@ TAB = "    "
 def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: ReportOptions) -> None:
     sources = _Sources(options)
     for d in diagnostics:
-        for line in diagnostic_block(d, sources.lines(d), options):
+        for line in diagnostic_block(d, sources, options):
             out.write(line + "\n")
         out.write("\n")
     for line in trailer_lines(diagnostics, options):
         out.write(line + "\n")
 
 
-def diagnostic_block(
-    d: Diagnostic, source: Sequence[str] | None, options: ReportOptions
-) -> list[str]:
-    """The header, the code around the diagnostic with carets, and the fix title."""
+def diagnostic_block(d: Diagnostic, sources: _Sources, options: ReportOptions) -> list[str]:
+    """The header, the code around the diagnostic with carets, each step of its chain
+    (``d.related``) on its own labelled line, and the fix title."""
     style = style_for(options)
     mark = " " + style(FIX_MARK, fg="cyan") if applies(d, options) else ""
     header = f"{style(d.code, fg='red', bold=True)}{mark} {style(d.message, bold=True)}"
     where = f"{display_path(d.path, options.cwd)}:{position(d)}"
     row = d.start.row
+    source = sources.lines(d.path, d.cell)
     if source is None or not 1 <= row <= len(source):
-        return [header, f" --> {where}", *_help(d, style, options)]
+        steps = [line for r in d.related for line in _step(r, sources, style, options, 0)]
+        return [header, f" --> {where}", *steps, *_help(d, style, options)]
     first = max(1, row - CONTEXT)
     last = min(len(source), row + CONTEXT)
     while last > row and not source[last - 1].strip():  # no blank lines at the end
         last -= 1
-    width = len(str(last))
+    width = max(len(str(number)) for number in (last, *(r.start.row for r in d.related)))
+    steps = [line for r in d.related for line in _step(r, sources, style, options, width)]
     gutter = " " * (width + 1) + style("|", fg="blue", bold=True)
     lines = [header, " " * width + style("--> ", fg="blue", bold=True) + where, gutter]
     for number in range(first, last + 1):
@@ -69,16 +80,42 @@ def diagnostic_block(
         if number == row:
             lines.append(f"{gutter} {_carets(d, source[row - 1], style)}")
     lines.append(gutter)
-    return lines + _help(d, style, options)
+    return lines + steps + _help(d, style, options)
 
 
-def _carets(d: Diagnostic, line: str, style: Any) -> str:
-    """Spaces up to the start column, then ``^`` under the span (to its line's end)."""
+def _step(
+    r: Related, sources: _Sources, style: Any, options: ReportOptions, width: int
+) -> list[str]:
+    """One step of a diagnostic's chain, as rustc shows a secondary span: its place, then
+    its line with the span marked ``-`` and labelled with what happened there (the line
+    numbers ``width`` wide; without the source, the place and the label only)."""
+    where = f"{display_path(r.path, options.cwd)}:{position(r)}"
+    source = sources.lines(r.path, r.cell)
+    label = style(r.message, fg="blue", bold=True)
+    if width == 0 or source is None or not 1 <= r.start.row <= len(source):
+        return [f" ::: {where}: {label}"]
+    line = source[r.start.row - 1]
+    text = line.replace("\t", TAB).rstrip()
+    gutter = " " * (width + 1) + style("|", fg="blue", bold=True)
+    numbered = style(f"{r.start.row:>{width}} |", fg="blue", bold=True)
+    marks = _carets(r, line, style, "-", "blue")
+    return [
+        " " * width + style("::: ", fg="blue", bold=True) + where,
+        f"{numbered} {text}".rstrip(),
+        f"{gutter} {marks} {label}",
+        gutter,
+    ]
+
+
+def _carets(
+    d: Diagnostic | Related, line: str, style: Any, mark: str = "^", color: str = "red"
+) -> str:
+    """Spaces up to the start column, then ``mark`` under the span (to its line's end)."""
     start = max(d.start.column - 1, 0)
     end = d.end.column - 1 if d.end.row == d.start.row else len(line.rstrip())
     before = line[:start].replace("\t", TAB)
     underlined = line[start : max(end, start + 1)].replace("\t", TAB)
-    return " " * len(before) + style("^" * max(len(underlined), 1), fg="red", bold=True)
+    return " " * len(before) + style(mark * max(len(underlined), 1), fg=color, bold=True)
 
 
 def _help(d: Diagnostic, style: Any, options: ReportOptions) -> list[str]:
@@ -95,10 +132,10 @@ class _Sources:
         self.options = options
         self.cache: dict[tuple[str, int | None], list[str] | None] = {}
 
-    def lines(self, d: Diagnostic) -> list[str] | None:
-        key = (d.path, d.cell)
+    def lines(self, path: str, cell: int | None) -> list[str] | None:
+        key = (path, cell)
         if key not in self.cache:
-            self.cache[key] = self._read(d.path, d.cell)
+            self.cache[key] = self._read(path, cell)
         return self.cache[key]
 
     def _read(self, path: str, cell: int | None) -> list[str] | None:

@@ -1,4 +1,7 @@
-"""JSON output in ruff's schema: a list of diagnostic objects (``[]`` when none)."""
+"""JSON output in ruff's schema: a list of diagnostic objects (``[]`` when none).
+
+Each object also has ``related``: the chain of facts behind the diagnostic, in order
+(``[]`` when none is known), each step a location and its message."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from devlint.diagnostics import Diagnostic, Fix, Location
+from devlint.diagnostics import Diagnostic, Fix, Location, Related
 from devlint.report import ReportOptions, absolute_path
 
 
@@ -37,6 +40,16 @@ def _fix(fix: Fix | None) -> dict[str, Any] | None:
     }
 
 
+def _related(related: Related, cwd: Path | None) -> dict[str, Any]:
+    return {
+        "cell": related.cell,
+        "end_location": _location(related.end),
+        "filename": absolute_path(related.path, cwd),
+        "location": _location(related.start),
+        "message": related.message,
+    }
+
+
 def to_dict(diagnostic: Diagnostic, cwd: Path | None = None) -> dict[str, Any]:
     """One diagnostic as ruff writes it (keys in ruff's alphabetical order)."""
     return {
@@ -48,5 +61,6 @@ def to_dict(diagnostic: Diagnostic, cwd: Path | None = None) -> dict[str, Any]:
         "location": _location(diagnostic.start),
         "message": diagnostic.message,
         "noqa_row": diagnostic.noqa_row,
+        "related": [_related(related, cwd) for related in diagnostic.related],
         "url": diagnostic.url,
     }

@@ -9,6 +9,10 @@ A notebook diagnostic's region counts lines from the start of its code cell, not
 ``.ipynb`` JSON: its location names the cell as a logical location (``nb.ipynb:cell 3``,
 kind ``module``: the cell is checked as a module of its own) and the result carries the
 cell number in its ``cell`` property.
+
+A diagnostic's chain of facts (``Diagnostic.related``: where the value was moved to the
+device, ...) is written twice: as ``relatedLocations``, and as one ``codeFlows`` thread
+that walks the chain in order and ends at the diagnostic.
 """
 
 from __future__ import annotations
@@ -83,6 +87,29 @@ def _rule(code: str, info: RuleInfo | None, example: Diagnostic, url: str | None
     return rule
 
 
+def _cell(path: str, cell: int, cwd: Path | None) -> list[dict[str, str]]:
+    """The logical location of a notebook's code cell."""
+    name = f"cell {cell}"
+    shown = display_path(path, cwd)
+    return [{"name": name, "fullyQualifiedName": f"{shown}:{name}", "kind": "module"}]
+
+
+def _location(
+    path: str, start: Location, end: Location, cell: int | None, cwd: Path | None, message: str
+) -> dict[str, Any]:
+    """A location with a message: a step of a diagnostic's chain."""
+    location: dict[str, Any] = {
+        "physicalLocation": {
+            "artifactLocation": artifact_location(path, cwd),
+            "region": region(start, end),
+        },
+        "message": {"text": message},
+    }
+    if cell is not None:
+        location["logicalLocations"] = _cell(path, cell, cwd)
+    return location
+
+
 def _result(diagnostic: Diagnostic, rule_index: int, cwd: Path | None) -> dict[str, Any]:
     artifact = artifact_location(diagnostic.path, cwd)
     location: dict[str, Any] = {
@@ -100,12 +127,17 @@ def _result(diagnostic: Diagnostic, rule_index: int, cwd: Path | None) -> dict[s
     }
     if diagnostic.cell is not None:
         # Lines count from the start of the notebook cell, not of the .ipynb file.
-        name = f"cell {diagnostic.cell}"
-        shown = display_path(diagnostic.path, cwd)
-        location["logicalLocations"] = [
-            {"name": name, "fullyQualifiedName": f"{shown}:{name}", "kind": "module"}
-        ]
+        location["logicalLocations"] = _cell(diagnostic.path, diagnostic.cell, cwd)
         result["properties"] = {"cell": diagnostic.cell}
+    if diagnostic.related:
+        steps = [
+            _location(r.path, r.start, r.end, r.cell, cwd, r.message) for r in diagnostic.related
+        ]
+        result["relatedLocations"] = [{"id": i, **step} for i, step in enumerate(steps)]
+        flow = [*steps, {**location, "message": {"text": diagnostic.message}}]
+        result["codeFlows"] = [
+            {"threadFlows": [{"locations": [{"location": step} for step in flow]}]}
+        ]
     if diagnostic.fix is not None:
         result["fixes"] = [
             {

@@ -20,7 +20,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from devlint.diagnostics import Diagnostic, Edit, Fix, Location
+from devlint.diagnostics import Diagnostic, Edit, Fix, Location, Related
 from devlint.report import DEFAULT_FORMAT, FORMATS, ReportOptions, RuleInfo, display_path, render
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
@@ -69,6 +69,7 @@ def make(
     cell: int | None = None,
     end: tuple[int, int] | None = None,
     url: str | None = None,
+    related: tuple[Related, ...] = (),
 ) -> Diagnostic:
     names = {"DEV001": "numpy-on-accelerator", "DEV003": "unguarded-cuda"}
     end_row, end_column = end if end is not None else (row, column + 4)
@@ -83,6 +84,7 @@ def make(
         noqa_row=row,
         cell=cell,
         url=url,
+        related=related,
     )
 
 
@@ -105,6 +107,10 @@ def sample(cwd: Path) -> list[Diagnostic]:
             fix=_safe_fix(),
             end=(12, 10),
             url="https://example.org/rules/DEV001",
+            related=(
+                Related("device chosen here", str(cwd / "src" / "a.py"), _loc(2, 10), _loc(2, 16)),
+                Related("moved to cuda here", str(cwd / "src" / "a.py"), _loc(5, 9), _loc(5, 25)),
+            ),
         ),
         make(
             "DEV007",
@@ -115,7 +121,15 @@ def sample(cwd: Path) -> list[Diagnostic]:
             message="`torch.load` without `map_location`",
         ),
         make("DEV006", "src/a.py", 12, 2, message="mixes devices"),
-        make("DEV003", "nb.ipynb", 4, 1, cell=3, message="`.cuda()` in a notebook"),
+        make(
+            "DEV003",
+            "nb.ipynb",
+            4,
+            1,
+            cell=3,
+            message="`.cuda()` in a notebook",
+            related=(Related("reaches this placement", "nb.ipynb", _loc(1, 1), _loc(1, 9), 2),),
+        ),
         make("DEV001", "/elsewhere/outside.py", 2, 3, message="outside the project"),
     ]
 
@@ -358,6 +372,7 @@ def test_json_ruff_compatible(sample: list[Diagnostic], cwd: Path) -> None:
         "location",
         "message",
         "noqa_row",
+        "related",
         "url",
     }
     for item in data:
@@ -388,6 +403,22 @@ def test_json_ruff_compatible(sample: list[Diagnostic], cwd: Path) -> None:
         "location": {"row": 12, "column": 5},
         "message": "`.numpy()` on a tensor that may be on cuda; call `.cpu()` first",
         "noqa_row": 12,
+        "related": [
+            {
+                "cell": None,
+                "end_location": {"row": 2, "column": 16},
+                "filename": str(cwd / "src" / "a.py"),
+                "location": {"row": 2, "column": 10},
+                "message": "device chosen here",
+            },
+            {
+                "cell": None,
+                "end_location": {"row": 5, "column": 25},
+                "filename": str(cwd / "src" / "a.py"),
+                "location": {"row": 5, "column": 9},
+                "message": "moved to cuda here",
+            },
+        ],
         "url": "https://example.org/rules/DEV001",
     }
     assert by_code["DEV007", 3]["fix"]["applicability"] == "unsafe"
@@ -542,6 +573,38 @@ def test_sarif_content(sample: list[Diagnostic], cwd: Path) -> None:
     outside = located["DEV001", 2]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert outside == {"uri": "file:///elsewhere/outside.py"}
     assert located["DEV003", 4]["properties"] == {"cell": 3}
+
+
+def test_sarif_related_locations_and_code_flow(sample: list[Diagnostic], cwd: Path) -> None:
+    """The chain as ``relatedLocations`` and as one thread flow ending at the result."""
+    [run_] = json.loads(run("sarif", sample, cwd))["runs"]
+    located = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): r
+        for r in run_["results"]
+    }
+    numpy = located["DEV001", 12]
+    related = numpy["relatedLocations"]
+    assert [(r["id"], r["message"]["text"]) for r in related] == [
+        (0, "device chosen here"),
+        (1, "moved to cuda here"),
+    ]
+    assert related[1]["physicalLocation"] == {
+        "artifactLocation": {"uri": "src/a.py", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 5, "startColumn": 9, "endLine": 5, "endColumn": 25},
+    }
+    [flow] = numpy["codeFlows"]
+    [thread] = flow["threadFlows"]
+    steps = [step["location"] for step in thread["locations"]]
+    assert [step["message"]["text"] for step in steps] == [
+        "device chosen here",
+        "moved to cuda here",
+        numpy["message"]["text"],
+    ]
+    assert steps[-1]["physicalLocation"] == numpy["locations"][0]["physicalLocation"]
+    cell_step = located["DEV003", 4]["relatedLocations"][0]
+    assert cell_step["logicalLocations"][0]["name"] == "cell 2"
+    assert "relatedLocations" not in located["DEV006", 12]
+    assert "codeFlows" not in located["DEV006", 12]
 
 
 def test_sarif_uri_is_percent_encoded(
