@@ -119,6 +119,14 @@ class VirtualDevice:
         self._mode: Any = None
         self._ops: Any = None  # on MPS: mps_ops.OpCheck
         self._handlers = self._special_handlers()
+        # torch's default-device context (``torch.utils._device``) and the factories it
+        # gives a device; absent from a release that has none, nothing is given one.
+        try:
+            self._device_module: Any = importlib.import_module("torch.utils._device")
+        except ImportError:
+            self._device_module = None
+        constructors = getattr(self._device_module, "_device_constructors", None)
+        self._constructors: frozenset[Any] = frozenset(constructors() if constructors else ())
 
     # -- tags -----------------------------------------------------------------------------
 
@@ -214,6 +222,10 @@ class VirtualDevice:
             return handler(func, args, kwargs)
         name = getattr(func, "__name__", "")
         target = None
+        if kwargs.get("device") is None and func in self._constructors:
+            default = self._default_device()
+            if default is not None:  # ``torch.set_default_device``, ``with torch.device``
+                kwargs = {**kwargs, "device": default}
         if kwargs.get("device") is not None:
             target = self.canon(kwargs["device"])
             if self.is_virtual(target):
@@ -245,6 +257,12 @@ class VirtualDevice:
                 self._check_float64(result)
             self._tag_all(result, device)
         return result
+
+    def _default_device(self) -> Any:
+        """The device torch's default-device context puts factories on, when it is this
+        virtual one: its mode sits below ours and would send them to the absent device."""
+        default = getattr(self._device_module, "CURRENT_DEVICE", None)
+        return default if default is not None and self.is_virtual(self.canon(default)) else None
 
     def _ops_checked(self, target: str | None, inputs: list[str]) -> Any:
         on_mps = any(d.startswith("mps") for d in (target or "", *inputs))
