@@ -236,6 +236,10 @@ class VirtualDevice:
             return handler(func, args, kwargs)
         name = getattr(func, "__name__", "")
         target = None
+        if kwargs.get("device") is None:  # torch.set_default_device / with torch.device(d):
+            default = self._default_device(func)  # its mode sits below this one
+            if default is not None:
+                kwargs = {**kwargs, "device": default}
         if kwargs.get("device") is not None:
             target = self.canon(kwargs["device"])
             if self.is_virtual(target):
@@ -267,6 +271,15 @@ class VirtualDevice:
                 self._check_float64(result)
             self._tag_all(result, device)
         return result
+
+    def _default_device(self, func: Any) -> Any:
+        """The default device a factory lands on (``torch.set_default_device``), when it is
+        not the CPU; None otherwise."""
+        device_module = getattr(self.torch.utils, "_device", None)
+        current = getattr(device_module, "CURRENT_DEVICE", None)
+        if current is None or self.torch.device(current).type == "cpu":
+            return None
+        return current if func in device_module._device_constructors() else None
 
     def _ops_checked(self, target: str | None, inputs: list[str]) -> Any:
         on_mps = any(d.startswith("mps") for d in (target or "", *inputs))
