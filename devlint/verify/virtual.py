@@ -275,7 +275,7 @@ class VirtualDevice:
     def _default_device(self, func: Any) -> Any:
         """The default device a factory lands on (``torch.set_default_device``), when it is
         not the CPU; None otherwise."""
-        device_module = getattr(self.torch.utils, "_device", None)
+        device_module: Any = getattr(self.torch.utils, "_device", None)
         current = getattr(device_module, "CURRENT_DEVICE", None)
         if current is None or self.torch.device(current).type == "cpu":
             return None
