@@ -110,12 +110,23 @@ def readiness(
             path,
             line,
             first_release(name, target),
-            static.get(name, static.get(name.split(".")[0], ())),
+            _static(static, name),
         )
         for name, (letter, calls, path, line) in unavailable.items()
     ]
     rows.sort(key=lambda u: (u.letter != "M", -u.calls, u.operator))
     return Readiness(script, target, dict(operators), tuple(rows))
+
+
+def _static(static: Mapping[str, tuple[int, ...]], name: str) -> tuple[int, ...]:
+    """DEV019's lines for an operator: its own, its base name's, or for a backward operator
+    its forward's (DEV019 reports the call, whose forward operator it names)."""
+    base = name.split(".")[0]
+    forward = base.removesuffix("_backward")
+    for candidate in (name, base, forward, f"{forward}_forward"):
+        if static.get(candidate):
+            return static[candidate]
+    return ()
 
 
 def _where(path: str, line: int) -> str:
