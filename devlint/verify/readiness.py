@@ -152,6 +152,8 @@ def summary(report: Readiness) -> str:
     used = len(report.operators)
     missing = len(report.missing)
     falling = len(report.unavailable) - missing
+    if not used:
+        return "nothing ran on MPS: the run placed no tensor there (nothing to report)"
     if not report.unavailable:
         return f"ready: all {used} aten operators the run used on MPS have an MPS kernel in torch {target}"
     verdict = (

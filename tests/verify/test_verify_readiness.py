@@ -106,6 +106,22 @@ def test_fallbacks_alone_exit_0_and_a_ready_script_says_so(tmp_path: Path) -> No
     assert "have an MPS kernel in torch 2.0" in out
 
 
+def test_a_script_that_places_nothing_on_mps_is_not_called_ready(tmp_path: Path) -> None:
+    script = write(
+        tmp_path,
+        """\
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        print(torch.ones(3).to(device).take(torch.tensor([0])))
+        """,
+    )
+    code, out, _ = invoke("--device", "mps", "--report", "--target-torch", "2.0", str(script))
+    assert code == 0, out
+    assert out.splitlines()[-1] == (
+        "nothing ran on MPS: the run placed no tensor there (nothing to report)"
+    )
+
+
 def test_the_project_target_torch_is_the_default(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "p"\nversion = "0"\ndependencies = ["torch>=2.4"]\n'
