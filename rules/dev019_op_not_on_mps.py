@@ -44,7 +44,9 @@ class OpNotOnMps(Rule):
     `PYTORCH_ENABLE_MPS_FALLBACK=1` runs such operators on the CPU, with a warning and a
     copy each way. A few operators (`embedding_renorm_`, `linalg_svd`) always fall back,
     silently slower. Several gained a kernel in later releases: the message names the
-    first one.
+    first one. `devlint run --device mps --report script.py` runs the script under
+    virtual MPS at `target-torch` and lists every such operator it reaches, backward
+    passes included (exit 1 when one is missing).
 
     ## Example
     ```python

@@ -11,7 +11,9 @@ installed torch's, or ``DEVLINT_MPS_TORCH``, e.g. ``2.6``):
   fallback warning instead, and the operator runs (on the CPU, as everything here does);
 - one MPSFallback.mm always sends to the CPU (``embedding_renorm_``, ``linalg_svd``): the
   warning, and it runs. torch warns once per process (``TORCH_WARN_ONCE``), and so does
-  this.
+  this;
+- with a ``recorder`` (``devlint run --report``): every operator run on MPS is handed to it
+  with its letter, nothing raises or warns, and the run goes on as with the fallback.
 
 A composite operator that MPS serves with a kernel or fallback of its own while the CPU
 decomposes it (``linalg_svd``) never reaches a dispatch mode: a Python kernel at
@@ -65,6 +67,10 @@ class OpCheck:
         self.warned = False
         self.depth = 0  # > 0: an operation on MPS tensors is running
         self.paused = 0  # > 0: inside an operator MPS runs whole (its kernel or fallback)
+        # (operator, letter) of every operator run on MPS; set: nothing raises or warns
+        self.recorder: Callable[[str, str], None] | None = None
+        self.explicit: dict[Any, Any] = {}  # operator -> the composite key MPS runs it by
+        self.opened: set[str] = set()  # composites whose kernels are running
         self.mode = _mode(self)
 
     # -- deciding one operator ------------------------------------------------------------
@@ -75,6 +81,9 @@ class OpCheck:
     def decide(self, name: str) -> None:
         """Raise or warn as MPS would for operator ``name`` (``take``, ``linalg_svd.U``)."""
         letter = self.letter(name)
+        if self.recorder is not None:
+            self.recorder(name, letter)
+            return
         if letter == "M" and not self.fallback:
             raise NotImplementedError(self.error.format(op=f"aten::{name}"))
         if letter in ("M", "F") and not self.warned:
@@ -130,6 +139,33 @@ class OpCheck:
         return kernel
 
 
+_EXPLICIT = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+
+
+def _explicit_key(check: OpCheck, func: Any, name: str) -> Any:
+    """The composite key whose kernel MPS runs ``func`` by (its operators are then MPS's,
+    ``cummax`` -> ``_cummax_helper``), or None: the table gives MPS a kernel of its own,
+    or the CPU has one (MPS's is then not known to be composite)."""
+    cache = check.explicit
+    if func in cache:
+        return cache[func]
+    from torch._C import DispatchKey
+
+    torch = check.torch
+    letter = check.letters.get(name)
+    qualified = func.name()
+    key = None
+    if letter == "C" or (
+        letter is None and not torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "CPU")
+    ):
+        for candidate in _EXPLICIT:
+            if torch._C._dispatch_has_kernel_for_dispatch_key(qualified, candidate):
+                key = getattr(DispatchKey, candidate)
+                break
+    cache[func] = key
+    return key
+
+
 def _mode(check: OpCheck) -> Any:
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -137,10 +173,25 @@ def _mode(check: OpCheck) -> Any:
         def __torch_dispatch__(
             self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
         ) -> Any:
-            if not check.paused:
-                base = func._schema.name.split("::", 1)[-1]
-                overload = func._overloadname
-                check.decide(base if overload == "default" else f"{base}.{overload}")
-            return func(*args, **(kwargs or {}))
+            kwargs = kwargs or {}
+            if check.paused:
+                return func(*args, **kwargs)
+            base = func._schema.name.split("::", 1)[-1]
+            overload = func._overloadname
+            name = base if overload == "default" else f"{base}.{overload}"
+            check.decide(name)
+            key = _explicit_key(check, func, name) if check.letter(name) != "F" else None
+            if key is None or name in check.opened:
+                return func(*args, **kwargs)
+            check.opened.add(name)  # its composite kernel's operators pass through here
+            try:
+                with self:
+                    return func._op_dk(key, *args, **kwargs)
+            except RuntimeError as error:  # a wrapped number reaches Python as a number
+                if "Expected a value of type" not in str(error):
+                    raise
+                return func(*args, **kwargs)
+            finally:
+                check.opened.discard(name)
 
     return MpsOperators()

@@ -21,10 +21,20 @@ summary adds a note where the script asked which accelerator there is, ran tenso
 operations and placed nothing on the one offered (a device choice that misses it: DEV004,
 DEV016). Everything after the script on the command line is the script's arguments, as
 with ``python script.py …``. torch is imported only when the command runs.
+
+On MPS an operator without an MPS kernel in the emulated torch (the installed one,
+``DEVLINT_MPS_TORCH`` or ``--target-torch``) stops the run with torch's
+``NotImplementedError`` (DEV019). ``--report`` runs on past them, as
+``PYTORCH_ENABLE_MPS_FALLBACK=1`` does, at ``--target-torch`` or the project's
+``target-torch``, and prints every operator the run used that MPS lacks there
+(``readiness.py``; ``--report-format json``). Its exit code: 0 when every operator runs
+on MPS (CPU fallbacks included), 1 when one is missing or another device bug stopped the
+run, 2 when the script failed for another reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import runpy
 import signal
@@ -38,6 +48,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+
+from devlint.torch_target import TorchVersion, format_target, parse_target
 
 # (message pattern, the rules that describe it: the first is the default)
 DEVICE_BUGS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -53,6 +65,7 @@ DEVICE_BUGS: tuple[tuple[str, tuple[str, ...]], ...] = (
         r"Torch not compiled with CUDA enabled|torch\.cuda\.\w+ requires CUDA support",
         ("DEV003", "DEV011", "DEV016", "DEV017"),
     ),
+    (r"is not currently implemented for the MPS device", ("DEV019",)),
 )
 
 
@@ -138,17 +151,47 @@ def _limits(max_steps: int | None, timeout: float | None) -> Iterator[list[int]]
 
 
 def run_script(
-    device: str, script: Path, args: list[str], max_steps: int | None, timeout: float | None
+    device: str,
+    script: Path,
+    args: list[str],
+    max_steps: int | None,
+    timeout: float | None,
+    target: TorchVersion | None = None,
+    report: str | None = None,
 ) -> int:
-    """Run ``script`` under the virtual ``device``; print the verdict; the exit code."""
+    """Run ``script`` under the virtual ``device`` (on MPS: the MPS backend of torch
+    ``target``, None: the installed torch's or ``DEVLINT_MPS_TORCH``); print the verdict;
+    the exit code. ``report`` (``text`` / ``json``, MPS only): record the operators MPS
+    lacks instead of stopping at the first, and print the readiness report."""
     from devlint.verify.virtual import VirtualDevice
 
+    release = format_target(target) if target is not None else None
+    virtual = VirtualDevice(device, release=release, record=report is not None)
+    if report is None:
+        return _run(virtual, script, args, max_steps, timeout)
+    from devlint.verify import readiness
+
+    assert target is not None
+    quiet = contextlib.redirect_stdout(sys.stderr) if report == "json" else None
+    with quiet or contextlib.nullcontext():
+        code = _run(virtual, script, args, max_steps, timeout)
+    found = readiness.readiness(script, target, virtual.operators, virtual.unavailable)
+    if report == "json":
+        click.echo(readiness.dumps(found, code))
+    else:
+        click.echo(readiness.render_text(found))
+    return code if code else found.exit_code
+
+
+def _run(
+    virtual: Any, script: Path, args: list[str], max_steps: int | None, timeout: float | None
+) -> int:
+    device = virtual.kind
     saved = list(sys.argv), list(sys.path)
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(script.resolve().parent))
     started = time.perf_counter()
     label = f"virtual {device}"
-    virtual = VirtualDevice(device)
     try:
         with virtual, _limits(max_steps, timeout) as steps:
             runpy.run_path(str(script), run_name="__main__")
@@ -175,6 +218,8 @@ def run_script(
 
 
 def _say(headline: str, virtual: Any, steps: list[int], finished: bool = True) -> None:
+    if virtual.unavailable:  # --report: the run went on past them
+        headline = headline.replace(": no device bug", ": no other device bug")
     click.echo(f"{headline} ({steps[0]} optimizer steps, {virtual.syncs} host syncs)")
     # The script asked which accelerator there is (its own code, not a library's), ran
     # tensor operations, yet placed nothing on the one it was offered: its choice missed it.
@@ -244,16 +289,66 @@ def _fail(message: str) -> NoReturn:
     metavar="SECONDS",
     help="Stop after this many seconds.",
 )
+@click.option(
+    "--report",
+    is_flag=True,
+    help="MPS only: run on past operators MPS lacks (as PYTORCH_ENABLE_MPS_FALLBACK=1) and "
+    "list them all; exit 1 when one is missing at the target torch.",
+)
+@click.option(
+    "--report-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="The report's format (json: the report alone on stdout).",
+)
+@click.option(
+    "--target-torch",
+    default=None,
+    metavar="VERSION",
+    help="The torch release whose MPS backend to emulate (default: the installed torch's; "
+    "with --report, the project's target-torch).",
+)
 @click.argument("script", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(
-    device: str, max_steps: int | None, timeout: float | None, script: Path, args: tuple[str, ...]
+    device: str,
+    max_steps: int | None,
+    timeout: float | None,
+    report: bool,
+    report_format: str,
+    target_torch: str | None,
+    script: Path,
+    args: tuple[str, ...],
 ) -> None:
-    """Run SCRIPT on the CPU as on a machine with DEVICE; stop at the first device bug."""
+    """Run SCRIPT on the CPU as on a machine with DEVICE; stop at the first device bug.
+
+    With --report (MPS), run to the end and list every operator MPS lacks: exit 0 when
+    all run on MPS, 1 when one is missing at the target torch, 2 when the script failed
+    for another reason."""
     if not script.is_file():
         _fail(f"no such script: {script}")
+    target = parse_target(target_torch) if target_torch is not None else None
+    if target_torch is not None and target is None:
+        _fail(f"--target-torch: not a torch release such as 2.6: {target_torch}")
+    if report and device != "mps":
+        _fail("--report lists the operators MPS lacks: use it with --device mps")
+    if report and target is None:
+        target = _project_target(script)
     try:
         import torch  # noqa: F401
     except ImportError:
         _fail("devlint run needs PyTorch; install it with: pip install 'devlint[verify]'")
-    sys.exit(run_script(device, script, list(args), max_steps, timeout))
+    chosen = report_format if report else None
+    sys.exit(run_script(device, script, list(args), max_steps, timeout, target, chosen))
+
+
+def _project_target(script: Path) -> TorchVersion:
+    """The ``target-torch`` of the project the script belongs to (as ``devlint check``)."""
+    from devlint.config import ConfigError, find_config, load_config, target_torch
+
+    try:
+        config = load_config(find_config(script.resolve().parent))
+    except ConfigError as error:
+        _fail(str(error))
+    return target_torch(config, script.resolve().parent)

@@ -25,7 +25,8 @@ as on a machine with that accelerator, while every tensor really lives on the CP
   dtype as the MPS framework doesn't support float64. Please use float32 instead.``;
 - on MPS, an aten operator without an MPS kernel in the emulated torch release raises
   torch's ``NotImplementedError``, or warns and runs where torch falls back to the CPU
-  (``mps_ops.py``).
+  (``mps_ops.py``); ``VirtualDevice("mps", release="2.4", record=True)`` emulates that
+  release and records instead (``operators``, ``unavailable``: ``devlint run --report``).
 
 Mechanism: a ``torch.overrides.TorchFunctionMode``. Measured on torch 2.11 and 2.13, it
 sees every torch function and Tensor method, the ``device`` / ``is_cuda`` / ``grad``
@@ -99,7 +100,7 @@ SYNCING = frozenset(
 class VirtualDevice:
     """A machine whose accelerator is ``kind`` (``cuda`` or ``mps``), simulated on the CPU."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, release: str | None = None, record: bool = False) -> None:
         if kind not in KINDS:
             raise ValueError(f"no virtual device {kind!r} (choose from {', '.join(KINDS)})")
         import torch
@@ -118,6 +119,11 @@ class VirtualDevice:
         self.patched: list[tuple[Any, str, Any, Any]] = []
         self._mode: Any = None
         self._ops: Any = None  # on MPS: mps_ops.OpCheck
+        self.release = release  # the torch release whose MPS backend is emulated (None: env)
+        self.record = record  # record the operators run on MPS instead of raising
+        self.operators: dict[str, int] = {}  # with ``record``: aten operator -> calls on MPS
+        # with ``record``: operator -> [letter, calls, file, line] of those MPS lacks
+        self.unavailable: dict[str, list[Any]] = {}
         self._handlers = self._special_handlers()
         # torch's default-device context (``torch.utils._device``) and the factories it
         # gives a device; absent from a release that has none, nothing is given one.
@@ -182,7 +188,9 @@ class VirtualDevice:
     def __enter__(self) -> VirtualDevice:
         RUNTIME.patch_runtime(self)
         if self.kind == "mps":  # operators without an MPS kernel raise (mps_ops.py)
-            self._ops = _mps_ops().OpCheck(self.torch)
+            self._ops = _mps_ops().OpCheck(self.torch, self.release)
+            if self.record:
+                self._ops.recorder = self._record_operator
             self._undo.append(self._ops.install())
         self._mode = _make_mode(self)
         self._mode.__enter__()
@@ -195,6 +203,20 @@ class VirtualDevice:
         while self._undo:
             self._undo.pop()()
         self.patched.clear()
+
+    def _record_operator(self, name: str, letter: str) -> None:
+        self.operators[name] = self.operators.get(name, 0) + 1
+        if letter not in ("M", "F"):
+            return
+        entry = self.unavailable.get(name)
+        if entry is not None:
+            entry[1] += 1
+            return
+        frame = sys._getframe(1)  # the first call site: the innermost frame of user code
+        while frame is not None and not RUNTIME.is_user_code(frame.f_code.co_filename):
+            frame = frame.f_back  # type: ignore[assignment]
+        site = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("", 0)
+        self.unavailable[name] = [letter, 1, *site]
 
     def _sync(self) -> None:
         self.syncs += 1

@@ -338,3 +338,24 @@ def test_virtual_mps_is_a_recent_mac_to_autocast() -> None:
         model = torch.nn.Linear(4, 2).to("mps")
         with torch.amp.autocast("mps", dtype=torch.float16):
             assert model(torch.randn(3, 4).to("mps")).device == torch.device("mps:0")
+
+
+@pytest.mark.parametrize("kind", ["cuda", "mps"])
+def test_the_default_device_places_factories_and_layers(kind: str) -> None:
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice(kind):
+        torch.set_default_device(kind)
+        try:
+            layer = torch.nn.Linear(4, 4)
+            assert layer.weight.device.type == kind
+            assert torch.randn(2, 4).device.type == kind
+            assert layer(torch.ones(2, 4)).device.type == kind
+        finally:
+            torch.set_default_device(None)
+        assert torch.zeros(2).device.type == "cpu"
+        with torch.device(kind):
+            assert torch.zeros(2).device.type == kind
+        assert torch.zeros(2).device.type == "cpu"
