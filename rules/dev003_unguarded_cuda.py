@@ -170,7 +170,12 @@ class UnguardedCuda(Rule):
             if not _cuda_literal(value):
                 continue
             if not any(default is expression for default in value.cuda_defaults):
-                if not passes_to_local_function:
+                # ``torch.device(name)`` converts; the result carries the defaults to
+                # wherever it is placed (a helper that validates it places nothing).
+                converts = how == "torch.device" and isinstance(
+                    expression, cst.Name | cst.Attribute | cst.Subscript
+                )
+                if not passes_to_local_function and not converts:
                     for default in value.cuda_defaults:
                         yield None, default
             elif how == "to":

@@ -178,14 +178,19 @@ _HANDLERS = (cst.ExceptHandler, cst.ExceptStarHandler)
 
 
 class _TrainingStep(cst.CSTVisitor):
-    """Finds ``loss.backward()``, ``optimizer.step()``, ``scaler.scale(loss).backward()``."""
+    """Finds ``loss.backward()``, ``optimizer.step()``, ``scaler.scale(loss).backward()``.
+
+    An optimizer's (and a scheduler's) ``step()`` takes no argument; an environment's
+    ``env.step(action)`` is a rollout's, not a training step.
+    """
 
     def __init__(self, nested: bool) -> None:
         self.found = False
         self.nested = nested  # look into nested loops
 
     def visit_Call(self, node: cst.Call) -> bool:
-        if type(node.func) is cst.Attribute and node.func.attr.value in ("backward", "step"):
+        method = node.func.attr.value if type(node.func) is cst.Attribute else None
+        if method == "backward" or (method == "step" and not node.args):
             self.found = True
         return not self.found
 
