@@ -53,8 +53,6 @@ __all__ = [
     "Overrides",
     "Settings",
     "files_to_check",
-    "fix_fixture",
-    "fixture_options",
     "lint",
     "lint_path",
     "lint_source",
@@ -311,27 +309,6 @@ def lint_path(
 def lint_task(task: FileTask) -> FileResult:
     """One task of the parallel runner (a module-level function: workers import it)."""
     return lint_path(task.path, task.display, task.options, task.fix)
-
-
-def fix_fixture(source: str, path: Path) -> str:
-    """What ``devlint --fix --unsafe-fixes`` writes for a rule fixture (``fixtures/DEVnnn/``).
-
-    The default rules plus the fixture's own rule run: golden ``bad_*.fixed.py`` files and
-    ``devlint verify``'s live fixes are made this way.
-    """
-    return fix_text(source, path.name, fixture_options(path), unsafe=True).text
-
-
-def fixture_options(path: Path) -> CheckOptions:
-    """How a rule fixture is checked: the default rules plus the fixture's own, at the
-    ``target-torch`` of a ``devlint.toml`` beside it (default: ``DEFAULT_TARGET_TORCH``)."""
-    rules = all_rules()
-    codes = {code for code, rule in rules.items() if rule.default}
-    if path.parent.name in rules:
-        codes.add(path.parent.name)
-    config = path.parent / "devlint.toml"
-    target = load_config(config).target_torch if config.is_file() else None
-    return CheckOptions(frozenset(codes), target_torch=target or DEFAULT_TARGET_TORCH)
 
 
 # --------------------------------------------------------------------------- many files

@@ -15,11 +15,36 @@ import importlib
 import textwrap
 from pathlib import Path
 
-from devlint.api import fixture_options, lint_source
-from devlint.rule import Example, Rule
+from devlint.api import lint_source
+from devlint.config import load_config
+from devlint.engine import CheckOptions
+from devlint.fixing import fix_text
+from devlint.rule import Example, Rule, all_rules
 from devlint.source import Source
+from devlint.torch_target import DEFAULT_TARGET_TORCH
 
 PRELUDE = "import numpy as np\nimport torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\n"
+
+
+def fix_fixture(source: str, path: Path) -> str:
+    """What ``devlint --fix --unsafe-fixes`` writes for a rule fixture (``fixtures/DEVnnn/``).
+
+    The default rules plus the fixture's own rule run: golden ``bad_*.fixed.py`` files and
+    ``devlint verify``'s live fixes are made this way.
+    """
+    return fix_text(source, path.name, fixture_options(path), unsafe=True).text
+
+
+def fixture_options(path: Path) -> CheckOptions:
+    """How a rule fixture is checked: the default rules plus the fixture's own, at the
+    ``target-torch`` of a ``devlint.toml`` beside it (default: ``DEFAULT_TARGET_TORCH``)."""
+    rules = all_rules()
+    codes = {code for code, rule in rules.items() if rule.default}
+    if path.parent.name in rules:
+        codes.add(path.parent.name)
+    config = path.parent / "devlint.toml"
+    target = load_config(config).target_torch if config.is_file() else None
+    return CheckOptions(frozenset(codes), target_torch=target or DEFAULT_TARGET_TORCH)
 
 
 def example_diagnostics(rule: type[Rule], example: Example) -> list[str]:

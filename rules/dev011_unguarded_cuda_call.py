@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis import accelerator_api, torch_api
 from devlint.analysis.accelerator_api import CudaApi
 from devlint.analysis.facts import CallRecord, FileFacts
@@ -77,6 +78,8 @@ class UnguardedCudaCall(Rule):
     name = "unguarded-cuda-call"
     summary = "A `torch.cuda` call that raises without CUDA, outside a guard"
     fix = "safe"
+    virtual_note = "torch.cuda calls answer on virtual CUDA and fail as on a Mac on virtual MPS"
+    runtime_errors = (device_errors.NO_CUDA,)
 
     @classmethod
     def documentation(cls) -> str:

@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
 from devlint.codemod import fold_method_one, only_moves_to_cuda
@@ -56,6 +57,8 @@ class GuardedCudaMove(Rule):
     summary = "An availability check whose only job is `.cuda()` moves: CUDA or nothing"
     fix = "unsafe"
     default = False
+    virtual_note = "the availability APIs answer as on that machine; the program prints its choice"
+    runtime_errors = (device_errors.NO_CUDA,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for conditional in facts.conditionals:

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 import libcst as cst
 from devlint.rules.dev011_unguarded_cuda_call import generic_fix, reports
 
+from devlint import device_errors
 from devlint.analysis import accelerator_api
 from devlint.analysis.accelerator_api import CudaApi
 from devlint.analysis.facts import CallRecord, FileFacts, Site
@@ -90,6 +91,8 @@ class CudaApiInGenericCode(Rule):
     summary = 'A `torch.cuda` API or a `"cuda"` string in device-generic code'
     default = False
     fix = "safe"
+    virtual_note = "the availability APIs answer as on that machine"
+    runtime_errors = (device_errors.NO_CUDA,)
 
     @classmethod
     def documentation(cls) -> str:

@@ -73,6 +73,11 @@ class OpNotOnMps(Rule):
     code = "DEV019"
     name = "op-not-on-mps"
     summary = "A call whose aten operator has no MPS kernel, on a value that may be on MPS"
+    virtual_note = (
+        "an aten operator without an MPS kernel raises torch's NotImplementedError on virtual MPS "
+        "(mps_ops.py); MPSFallback.mm's operators warn and run"
+    )
+    # a module is reported where it is built, fails where called
 
     INVALID = (
         """

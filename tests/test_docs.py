@@ -123,3 +123,30 @@ def test_rules_as_json_link_to_the_configured_pages(tmp_path: Path) -> None:
     assert "## What it does" in first["explanation"]
     one = json.loads(devlint("rule", "DEV003", "--output-format", "json", cwd=tmp_path).stdout)
     assert one == next(row for row in rules if row["code"] == "DEV003")
+
+
+def test_readme_rules_table_is_generated_from_the_rules() -> None:
+    """README.md's rules table is generated: after adding or changing a rule, regenerate it
+    (and docs/rules/) with `devlint docs --output docs/rules --format markdown --readme README.md`."""
+    from devlint.docs import readme_with_rules
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_with_rules(readme, all_rules()) == readme, (
+        "README.md's rules table is stale: run "
+        "`devlint docs --output docs/rules --format markdown --readme README.md`"
+    )
+
+
+def test_docs_command_rewrites_a_readme_table(tmp_path: Path) -> None:
+    from devlint.docs import README_END, README_START
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{README_START}\n| stale |\n{README_END}\n\nafter\n")
+    result = devlint("docs", "-o", "site", "--readme", "README.md", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = readme.read_text()
+    assert "| stale |" not in text and "| DEV001 | numpy-on-accelerator |" in text
+    assert text.endswith(f"{README_END}\n\nafter\n")
+    (tmp_path / "plain.md").write_text("no markers\n")
+    refused = devlint("docs", "-o", "site", "--readme", "plain.md", cwd=tmp_path)
+    assert refused.returncode == 2 and "no rules table markers" in refused.stderr

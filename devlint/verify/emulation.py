@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from devlint.rule import Rule, all_rules
 from devlint.verify.expectations import VIRTUAL_KEYS, Declared, FileExpectations, Skip
 
 VIRTUAL_DEVICES = ("cuda", "mps")
@@ -46,59 +47,19 @@ class Virtual:
     at_flagged_line: bool = True
 
 
-_MIXING = "operations check that their tensor inputs share one virtual device"
-VIRTUALS: dict[str, Virtual] = {
-    "DEV001": Virtual("`.numpy()` / `np.asarray` of a device tensor raise PyTorch's TypeError"),
-    "DEV002": Virtual(_MIXING + ": the unmoved batch element meets the moved model"),
-    "DEV003": Virtual(
-        "CUDA is present on virtual CUDA; on virtual MPS `.cuda()` fails as on a Mac",
-        at_flagged_line=False,
-    ),
-    "DEV004": Virtual(
-        "the availability APIs answer as on that machine; the program prints its choice",
-        at_flagged_line=False,
-    ),
-    "DEV005": Virtual(
-        "DataLoader pinning runs torch's own code: silent on CUDA, its warning on MPS",
-        at_flagged_line=False,
-    ),
-    "DEV006": Virtual(_MIXING),
-    "DEV007": Virtual(
-        "torch.save records each tensor's virtual device; torch.load restores it",
-        at_flagged_line=False,
-    ),
-    "DEV008": Virtual(_MIXING + ": the tensor left behind meets device values later", False),
-    "DEV009": Virtual("the deprecation warnings come from torch's own amp code", False),
-    "DEV010": Virtual(
-        "a performance finding: DataParallel on one virtual GPU checks the module's device and "
-        "moves the inputs as its scatter does",
-        at_flagged_line=False,
-    ),
-    "DEV011": Virtual(
-        "torch.cuda calls answer on virtual CUDA and fail as on a Mac on virtual MPS", False
-    ),
-    "DEV012": Virtual("a performance finding: `.item()` and friends count as host syncs", False),
-    "DEV013": Virtual(_MIXING + ": the factory's CPU result meets device tensors", False),
-    "DEV014": Virtual(_MIXING + ": Module.to leaves the plain attribute on the CPU", False),
-    "DEV015": Virtual("a comment finding: nothing runs differently on any device", False),
-    "DEV016": Virtual(
-        "the availability APIs answer as on that machine; the program prints its choice", False
-    ),
-    "DEV017": Virtual("the availability APIs answer as on that machine", False),
-    "DEV018": Virtual(
-        "a float64 tensor on virtual MPS raises MPS's own TypeError", at_flagged_line=False
-    ),
-}
-VIRTUALS["DEV019"] = Virtual(
-    "an aten operator without an MPS kernel raises torch's NotImplementedError on virtual "
-    "MPS (mps_ops.py); MPSFallback.mm's operators warn and run",
-    at_flagged_line=False,  # a module is reported where it is built, fails where called
-)
-DEFAULT = Virtual("the rule's programs run under the virtual device", at_flagged_line=False)
+DEFAULT = Virtual(Rule.virtual_note, Rule.virtual_at_flagged_line)
+
+
+def virtuals() -> dict[str, Virtual]:
+    """Every rule's ``Virtual``, from its class (``virtual_note``, ``virtual_at_flagged_line``)."""
+    return {
+        code: Virtual(rule.virtual_note, rule.virtual_at_flagged_line)
+        for code, rule in all_rules().items()
+    }
 
 
 def virtual_for(rule: str) -> Virtual:
-    return VIRTUALS.get(rule, DEFAULT)
+    return virtuals().get(rule, DEFAULT)
 
 
 def virtual_expectation(

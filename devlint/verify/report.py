@@ -169,7 +169,7 @@ def header_lines(report: VerifyReport) -> list[str]:
 def footer_lines(report: VerifyReport) -> list[str]:
     lines = []
     if report.plan.live_fix != "available":
-        lines.append("live fix: not available (devlint.api.fix_fixture is missing)")
+        lines.append("live fix: not available (devlint.testing.fix_fixture is missing)")
     virtual = [column.name for column in report.columns if column.emulated]
     if virtual:
         lines.append(

@@ -39,21 +39,19 @@ from typing import Any, NoReturn
 
 import click
 
-# (message pattern, the rules that describe it: the first is the default)
-DEVICE_BUGS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (r"can't convert (cuda|mps)(:\d+)? device type tensor to numpy", ("DEV001", "DEV008")),
-    (
-        r"Expected all tensors to be on the same device|expected self and mask to be on the "
-        r"same device|indices should be either on cpu or on the same device",
-        ("DEV006", "DEV002", "DEV013", "DEV014", "DEV008"),
-    ),
-    (r"Cannot convert a MPS Tensor to float64 dtype", ("DEV018",)),
-    (r"Attempting to deserialize object on a CUDA device", ("DEV007",)),
-    (
-        r"Torch not compiled with CUDA enabled|torch\.cuda\.\w+ requires CUDA support",
-        ("DEV003", "DEV011", "DEV016", "DEV017"),
-    ),
-)
+
+def device_bugs() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(message pattern, the rules that describe it: the first is the default), from the
+    rules' ``runtime_errors`` (ordered by ``runtime_rank``, then code)."""
+    from devlint.rule import all_rules
+
+    described: dict[str, list[tuple[int, str]]] = {}
+    for code, rule in all_rules().items():
+        for pattern in rule.runtime_errors:
+            described.setdefault(pattern, []).append((rule.runtime_rank, code))
+    return tuple(
+        (pattern, tuple(code for _, code in sorted(rules))) for pattern, rules in described.items()
+    )
 
 
 class _Stop(BaseException):
@@ -71,7 +69,7 @@ class DeviceBug:
 def classify(error: BaseException, script: Path) -> DeviceBug | None:
     """The device bug this exception is, or None when it is something else."""
     text = f"{type(error).__name__}: {error}"
-    for pattern, rules in DEVICE_BUGS:
+    for pattern, rules in device_bugs():
         if re.search(pattern, str(error)):
             path, line = _script_frame(error, script)
             return DeviceBug(path, line, text.splitlines()[0], rules)
