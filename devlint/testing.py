@@ -15,13 +15,11 @@ import importlib
 import textwrap
 from pathlib import Path
 
-from devlint.api import lint_source
-from devlint.config import load_config
+from devlint.api import Overrides, lint_source, project_settings
 from devlint.engine import CheckOptions
 from devlint.fixing import fix_text
 from devlint.rule import Example, Rule, all_rules
 from devlint.source import Source
-from devlint.torch_target import DEFAULT_TARGET_TORCH
 
 PRELUDE = "import numpy as np\nimport torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\n"
 
@@ -37,14 +35,24 @@ def fix_fixture(source: str, path: Path) -> str:
 
 def fixture_options(path: Path) -> CheckOptions:
     """How a rule fixture is checked: the default rules plus the fixture's own, at the
-    ``target-torch`` of a ``devlint.toml`` beside it (default: ``DEFAULT_TARGET_TORCH``)."""
+    ``target-torch`` of a ``devlint.toml`` beside it (default: ``DEFAULT_TARGET_TORCH``).
+
+    The settings resolve as any project's do (``api.project_settings``), with the folder's
+    ``devlint.toml`` as the configuration file, or none (isolated: the repository's own
+    configuration and dependencies do not apply to the fixtures)."""
     rules = all_rules()
-    codes = {code for code, rule in rules.items() if rule.default}
-    if path.parent.name in rules:
-        codes.add(path.parent.name)
+    own = (path.parent.name,) if path.parent.name in rules else ()
     config = path.parent / "devlint.toml"
-    target = load_config(config).target_torch if config.is_file() else None
-    return CheckOptions(frozenset(codes), target_torch=target or DEFAULT_TARGET_TORCH)
+    settings = project_settings(
+        path.parent,
+        config if config.is_file() else None,
+        Overrides(extend_select=own),
+        isolated=not config.is_file(),
+    )
+    # Only the rules and target-torch: the fixtures are checked alike wherever they lie (the
+    # repository's ruff line length, star-imported neighbours and the like do not apply).
+    options = settings.options_for(path)
+    return CheckOptions(options.codes, target_torch=options.target_torch)
 
 
 def example_diagnostics(rule: type[Rule], example: Example) -> list[str]:

@@ -35,9 +35,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+if TYPE_CHECKING:
+    from devlint.engine import CheckOptions
 
 
 def device_bugs() -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -89,15 +92,21 @@ def _script_frame(error: BaseException, script: Path) -> tuple[str, int]:
     return frame.filename, frame.lineno or 0
 
 
+def script_options(path: Path) -> CheckOptions:
+    """How ``devlint run`` checks a script: with its project's settings (as ``devlint check``
+    resolves them: ``api.project_settings``), every rule selected."""
+    from devlint.api import Overrides, project_settings
+
+    return project_settings(path.parent, overrides=Overrides(select=("ALL",))).options_for(path)
+
+
 def static_findings(bug: DeviceBug) -> tuple[list[str], list[str]]:
     """``devlint check`` (every rule) on the file of the bug: the diagnostics of its rules at
     the failing line, and elsewhere in the file (where rules that report a cause point)."""
     from devlint.api import lint_path
-    from devlint.engine import CheckOptions
-    from devlint.rule import all_rules
 
-    options = CheckOptions(codes=frozenset(all_rules()))
-    result = lint_path(Path(bug.path), bug.path, options)  # unreadable: DEV900, not a rule's
+    path = Path(bug.path)
+    result = lint_path(path, bug.path, script_options(path))  # unreadable: DEV900, not a rule's
     found = [d for d in result.diagnostics if d.code in bug.rules]
     lines = [
         (d.start.row, f"{d.path}:{d.start.row}:{d.start.column}: {d.code} {d.message}")
