@@ -34,7 +34,14 @@ def rule_markdown(rule: type[Rule]) -> str:
     """One rule's page: a title, whether it is on and fixable, then its documentation."""
     state = "Enabled by default." if rule.default else "Off by default."
     fix = _FIX_SAFETY.get(rule.fix or "", "No fix.")
-    return f"# {rule.name} ({rule.code})\n\n{state} {fix}\n\n{rule.documentation()}\n"
+    target = ""
+    if rule.example_target_torch is not None:
+        target = (
+            f"\n\nThe examples assume a project that supports torch {rule.example_target_torch}"
+            f' and later (`target-torch = "{rule.example_target_torch}"`); at an older target'
+            " the rule reports less."
+        )
+    return f"# {rule.name} ({rule.code})\n\n{state} {fix}{target}\n\n{rule.documentation()}\n"
 
 
 def write_docs(directory: Path, rules: Mapping[str, type[Rule]], fmt: str = "html") -> list[Path]:

@@ -152,6 +152,10 @@ class Rule:
     # and DEV015 (unused noqa directives, known only once every other rule has run). Such a
     # rule needs no fixtures folder.
     engine_only: ClassVar[bool] = False
+    # The ``target-torch`` the documentation's examples are written for, e.g. ``"2.9"``
+    # (None: the default target). The rule's page states it, and the examples are checked
+    # with it (``devlint.testing``).
+    example_target_torch: ClassVar[str | None] = None
     INVALID: ClassVar[tuple[str, ...]] = ()  # more code the rule must report
     VALID: ClassVar[tuple[str, ...]] = ()  # more code the rule must leave alone
 

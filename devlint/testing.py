@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 from devlint.api import Overrides, lint_source, project_settings
@@ -20,6 +21,7 @@ from devlint.engine import CheckOptions
 from devlint.fixing import fix_text
 from devlint.rule import Example, Rule, all_rules
 from devlint.source import Source
+from devlint.torch_target import DEFAULT_TARGET_TORCH, parse_target
 
 PRELUDE = "import numpy as np\nimport torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\n"
 
@@ -59,6 +61,10 @@ def example_diagnostics(rule: type[Rule], example: Example) -> list[str]:
     """The rule's own diagnostics on ``example`` as ``row:column message`` lines."""
     fixtures = Path(str(importlib.import_module("devlint.fixtures").__file__)).parent
     options = fixture_options(fixtures / rule.code / "example.py")
+    # The settings the rule's page states, not its fixtures folder's.
+    stated = rule.example_target_torch
+    target = parse_target(stated) if stated is not None else None
+    options = replace(options, target_torch=target or DEFAULT_TARGET_TORCH)
     display = f"{rule.code}-{example.origin.replace(' ', '-')}.py"
     text = textwrap.dedent(example.code)
     if "import torch" not in text and "from torch" not in text:

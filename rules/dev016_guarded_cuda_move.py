@@ -19,7 +19,7 @@ class GuardedCudaMove(Rule):
     a nested `if` (an `else` may only move them back with `.cpu()`). Off by default: select `DEV016` to enable it,
     and its fix turns method one into method two. The one-line conditional expression
     `x.cuda() if torch.cuda.is_available() else x` is not an `if` block and is not
-    reported (SPEC readers label it neither DEV016 nor DEV004).
+    reported (by design, docs/design.md §4: neither DEV016 nor DEV004).
 
     ## Why is this bad?
     The code chooses CUDA or nothing: on an Apple Silicon Mac it trains on the CPU,

@@ -93,6 +93,7 @@ class CudaApiInGenericCode(Rule):
     fix = "safe"
     virtual_note = "the availability APIs answer as on that machine"
     runtime_errors = (device_errors.NO_CUDA,)
+    example_target_torch = "2.9"  # torch.accelerator.memory
 
     @classmethod
     def documentation(cls) -> str:

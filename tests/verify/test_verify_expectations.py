@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from devlint.verify.emulation import virtual_expectation, virtuals
 from devlint.verify.expectations import (
     OK,
     Expectation,
@@ -13,6 +12,7 @@ from devlint.verify.expectations import (
     mismatch,
     parse_expect_toml,
 )
+from devlint.verify.virtual_columns import virtual_expectation, virtuals
 
 NUMPY_CUDA = "can't convert cuda:0 device type tensor to numpy"
 MIXED_CUDA = "Expected all tensors to be on the same device"

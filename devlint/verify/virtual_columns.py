@@ -7,11 +7,10 @@ where each tensor would live and raises PyTorch's own errors where the device wo
 virtual column checks the fixture's declared ``cuda`` / ``mps`` expectation itself, but
 it is never reported as a real device run (``observed.py`` counts it as ``virtual``).
 
-It replaces the earlier ``cuda (emulated)`` column, which mapped CUDA to the ``meta``
-device: meta holds no data (``.item()``, ``.cpu()``, Adam's ``step()`` fail) so only
-failures could be emulated, matmul and convolutions mixed meta and CPU tensors silently,
-and MPS had no column at all. The virtual device runs every program to its end and
-checks placement on every operation, so meta is no longer the better oracle for any rule.
+An earlier column mapped CUDA to the ``meta`` device instead: meta holds no data
+(``.item()``, ``.cpu()``, Adam's ``step()`` fail), so only failures could be reproduced,
+matmul and convolutions mixed meta and CPU tensors silently, and MPS had no column at all.
+The virtual device runs every program to its end and checks placement on every operation.
 
 A fixture may override its virtual expectation in ``expect.toml`` with ``cuda-virtual`` /
 ``mps-virtual`` (an outcome, or ``{ skip = "why" }``, printed with the results) where the
