@@ -118,10 +118,13 @@ DEFAULT_DOCS_DIRECTORY = {"markdown": Path("docs", "rules"), "html": Path("site"
 )
 @click.option(
     "--readme",
+    "readmes",
+    multiple=True,
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Also rewrite the rules table of this README (between its marker comments).",
+    help="Also rewrite the rules table of this Markdown file, between its marker comments "
+    "(repeatable: README.md, docs/design.md).",
 )
-def docs(directory: Path | None, fmt: str, readme: Path | None) -> None:
+def docs(directory: Path | None, fmt: str, readmes: tuple[Path, ...]) -> None:
     """Write one page per rule, and an index, from the rules' documentation.
 
     The pages are named after the rules (`unused-noqa.html`): serve DIR anywhere and
@@ -135,7 +138,7 @@ def docs(directory: Path | None, fmt: str, readme: Path | None) -> None:
     click.echo(
         f"Wrote {len(written)} pages to {directory}{os.sep} (index: {written[-1]}).", err=True
     )
-    if readme is not None:
+    for readme in readmes:
         try:
             text = readme_with_rules(readme.read_text(encoding="utf-8"), all_rules())
             readme.write_text(text, encoding="utf-8", newline="\n")

@@ -6,8 +6,9 @@ Writes the three places a rule lives in (CONTRIBUTING.md, "Adding a rule"):
   ``check`` (it flags calls of ``torch.example_api``: replace it);
 - ``fixtures/DEV020/``: four ``bad_*.py`` and four ``good_*.py`` placeholder programs and
   their ``expect.toml`` (what each does at run time, per device);
-- the generated documentation: ``docs/rules/`` and the README's rules table, as
-  ``devlint docs --output docs/rules --format markdown --readme README.md`` writes them.
+- the generated documentation: ``docs/rules/`` and the rules tables of ``README.md`` and
+  ``docs/design.md``, as ``devlint docs --output docs/rules --format markdown --readme
+  README.md --readme docs/design.md`` writes them.
 
 Everything else (``devlint verify``'s virtual columns, ``devlint run``'s error table, the
 tests) reads the rule's class and fixtures folder. ``--root DIR`` scaffolds into another
@@ -113,8 +114,10 @@ def scaffold(code: str, name: str, root: Path) -> list[Path]:
     written.append(_write(folder / "expect.toml", expect))
     rules = _with_rule(known, code, module)
     written += write_docs(root / "docs" / "rules", rules, "markdown")
-    readme = root / "README.md"
-    written.append(_write(readme, readme_with_rules(readme.read_text(encoding="utf-8"), rules)))
+    for readme in (root / "README.md", root / "docs" / "design.md"):  # their rules tables
+        if readme.is_file():
+            text = readme_with_rules(readme.read_text(encoding="utf-8"), rules)
+            written.append(_write(readme, text))
     return written
 
 

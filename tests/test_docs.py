@@ -127,13 +127,14 @@ def test_rules_as_json_link_to_the_configured_pages(tmp_path: Path) -> None:
 
 def test_readme_rules_table_is_generated_from_the_rules() -> None:
     """README.md's rules table is generated: after adding or changing a rule, regenerate it
-    (and docs/rules/) with `devlint docs --output docs/rules --format markdown --readme README.md`."""
+    (and docs/rules/, docs/design.md) with `devlint docs --output docs/rules --format markdown
+    --readme README.md --readme docs/design.md`."""
     from devlint.docs import readme_with_rules
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert readme_with_rules(readme, all_rules()) == readme, (
         "README.md's rules table is stale: run "
-        "`devlint docs --output docs/rules --format markdown --readme README.md`"
+        "`devlint docs --output docs/rules --format markdown --readme README.md --readme docs/design.md`"
     )
 
 

@@ -49,7 +49,7 @@ def place(path: str) -> str:
         return "module"
     if path.startswith("fixtures/DEV099/"):
         return "fixtures"
-    if path.startswith("docs/rules/") or path == "README.md":
+    if path.startswith("docs/rules/") or path in ("README.md", "docs/design.md"):
         return "generated docs"
     return path
 
@@ -79,6 +79,7 @@ def test_a_scaffolded_rule_lives_in_three_places_and_its_tests_run(tmp_path: Pat
     assert "docs/rules/dummy-rule.md" in changed
     readme = (copy / "README.md").read_text(encoding="utf-8")
     assert "| DEV099 | dummy-rule | off | - |" in readme
+    assert "| DEV099 | dummy-rule |" in (copy / "docs" / "design.md").read_text(encoding="utf-8")
 
     ran = subprocess.run(
         [sys.executable, "-c", BOOTSTRAP],
