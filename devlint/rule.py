@@ -149,8 +149,8 @@ class Rule:
     default: ClassVar[bool] = True  # on unless selected explicitly
     fix: ClassVar[Applicability | None] = None  # the fix the rule offers, if any
     # Reported by the engine itself, not by ``check``: the file-level problems (DEV900-DEV902)
-    # and DEV015 (unused noqa directives, known only once every other rule has run). Such a
-    # rule needs no fixtures folder.
+    # and DEV015 (unused noqa directives, known only once every other rule has run). The
+    # fixture tests ask no minimum of bad and good programs of such a rule.
     engine_only: ClassVar[bool] = False
     # The ``target-torch`` the documentation's examples are written for, e.g. ``"2.9"``
     # (None: the default target). The rule's page states it, and the examples are checked
@@ -160,7 +160,7 @@ class Rule:
     VALID: ClassVar[tuple[str, ...]] = ()  # more code the rule must leave alone
 
     # What ``devlint verify`` and ``devlint run`` need to know about the rule's bug at run time
-    # (docs/design.md, "Verify"); a new rule that says nothing gets the defaults.
+    # (docs/design.md §6); a new rule that says nothing gets the defaults.
     # The mechanism the virtual columns (``cuda (virtual)``, ``mps (virtual)``) reproduce for
     # the rule's programs, printed on a mismatch.
     virtual_note: ClassVar[str] = "the rule's programs run under the virtual device"
