@@ -53,13 +53,12 @@ __all__ = [
     "Overrides",
     "Settings",
     "files_to_check",
-    "fix_fixture",
-    "fixture_options",
     "lint",
     "lint_path",
     "lint_source",
     "lint_text",
     "load_settings",
+    "project_settings",
     "read",
 ]
 
@@ -313,27 +312,6 @@ def lint_task(task: FileTask) -> FileResult:
     return lint_path(task.path, task.display, task.options, task.fix)
 
 
-def fix_fixture(source: str, path: Path) -> str:
-    """What ``devlint --fix --unsafe-fixes`` writes for a rule fixture (``fixtures/DEVnnn/``).
-
-    The default rules plus the fixture's own rule run: golden ``bad_*.fixed.py`` files and
-    ``devlint verify``'s live fixes are made this way.
-    """
-    return fix_text(source, path.name, fixture_options(path), unsafe=True).text
-
-
-def fixture_options(path: Path) -> CheckOptions:
-    """How a rule fixture is checked: the default rules plus the fixture's own, at the
-    ``target-torch`` of a ``devlint.toml`` beside it (default: ``DEFAULT_TARGET_TORCH``)."""
-    rules = all_rules()
-    codes = {code for code, rule in rules.items() if rule.default}
-    if path.parent.name in rules:
-        codes.add(path.parent.name)
-    config = path.parent / "devlint.toml"
-    target = load_config(config).target_torch if config.is_file() else None
-    return CheckOptions(frozenset(codes), target_torch=target or DEFAULT_TARGET_TORCH)
-
-
 # --------------------------------------------------------------------------- many files
 
 
@@ -381,6 +359,34 @@ class LintOutcome:
         self.cache_hits += result.cached
 
 
+def project_settings(
+    start: Path,
+    config_file: Path | None = None,
+    overrides: Overrides = Overrides(),
+    isolated: bool = False,
+) -> Settings:
+    """The settings of the project ``start`` (a file or a directory) belongs to: the one way
+    devlint resolves settings (``devlint check``, the language server, ``devlint verify``'s
+    fixtures, ``devlint run``; docs/design.md, "Configuration").
+
+    ``config_file`` (``--config``), else the configuration file nearest to ``start``, with
+    ``overrides`` applied; without a ``target-torch`` setting, the project's own ``torch>=``
+    dependency (from the configuration's folder, or without a configuration file from the
+    nearest folder at or above ``start`` that declares one). ``isolated``: no configuration
+    file and no project dependency, the defaults and ``overrides`` only.
+    """
+    if isolated:
+        if config_file is not None:
+            raise UsageError("--isolated cannot be combined with --config")
+        settings = load_settings(None, overrides)
+        if overrides.target_torch is None:  # not the dependency of the folder it runs in
+            settings = replace(settings, target_torch=DEFAULT_TARGET_TORCH)
+        return settings
+    start = start.resolve()
+    directory = start.parent if start.is_file() else start
+    return load_settings(config_file or find_config(directory), overrides, directory)
+
+
 def request_settings(request: LintRequest) -> Settings:
     """The settings of the configuration nearest to what ``request`` lints."""
     paths, reads_stdin = request.paths, Path("-") in request.paths
@@ -389,12 +395,7 @@ def request_settings(request: LintRequest) -> Settings:
         start = Path(request.stdin_filename).parent
     elif not reads_stdin and paths:
         start = paths[0] if paths[0].is_dir() else paths[0].parent
-    if request.isolated:
-        if request.config_file is not None:
-            raise UsageError("--isolated cannot be combined with --config")
-        return load_settings(None, request.overrides)
-    config_file = request.config_file or find_config(start.resolve())
-    return load_settings(config_file, request.overrides, start.resolve())
+    return project_settings(start, request.config_file, request.overrides, request.isolated)
 
 
 def lint(request: LintRequest, settings: Settings | None = None) -> LintOutcome:

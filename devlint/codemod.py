@@ -11,9 +11,13 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from devlint.analysis.facts import FileFacts
+from devlint.analysis import accelerator_api, torch_api
+from devlint.analysis.accelerator_api import CudaApi
+from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.values import Kind
+from devlint.diagnostics import Applicability
 from devlint.rule import DEVICE, FixPlan, Replace, literal_text, source_of
+from devlint.torch_target import TorchVersion
 
 CUDA_STRINGS = frozenset({"cuda", "cuda:0"})
 MOVE_KEYWORDS = frozenset({"non_blocking", "memory_format"})
@@ -224,3 +228,63 @@ def fold_method_one(node: cst.If) -> FixPlan | None:
         else:
             lines[0] += "  " + literal_text(comment.value)
     return FixPlan(FOLD, (Replace(node, join_lines(lines)),))
+
+
+# --- torch.cuda calls and their torch.accelerator equivalents (DEV011, DEV017) ----------
+
+
+def raises_without_cuda(call: CallRecord, facts: FileFacts) -> bool:
+    """Whether ``call`` is a ``torch.cuda`` call that raises without CUDA, unguarded: what
+    DEV011 reports (DEV017 leaves these to it)."""
+    if call.callee not in torch_api.CUDA_ONLY_CALLS or call.site.guarded or call.site.cuda_required:
+        return False
+    return not facts.in_torch_version_branch(call.site)
+
+
+def guarded_call(call: CallRecord, text: str, backend: str, stand_in: str) -> str:
+    """``text`` (the call's new code) run only where ``backend`` is available: an ``if``
+    block for a statement alone on its line, else a conditional expression."""
+    if call.own_line:
+        return f"if {backend}.is_available():{{nl}}{{indent}}{{tab}}{text}"
+    text = f"{text} if {backend}.is_available() else {stand_in}"
+    return text if call.discarded else f"({text})"
+
+
+def generic_fix(
+    call: CallRecord, api: CudaApi, target: TorchVersion, *, guarded: bool
+) -> FixPlan | None:
+    """``call`` rewritten to ``api``'s device-generic equivalent, if ``target`` has one.
+
+    Where no accelerator is known to be present (``guarded`` false) and the equivalent
+    raises without one, it runs behind ``torch.accelerator.is_available()``; otherwise the
+    value the ``torch.cuda`` call had without CUDA (``0`` for ``memory_allocated``), or
+    ``None`` for a statement, or the entry's stand-in (an unsafe fix).
+    """
+    equivalent = accelerator_api.equivalent_in(api, target)
+    arguments = accelerator_arguments(call.node, api)
+    if equivalent is None or api.swap == "none" or arguments is None:
+        return None
+    new = equivalent.replace("torch.", "{torch}.", 1) + f"({arguments})"
+    safety: Applicability = api.swap
+    if not guarded and api.equivalent_raises:
+        stand_in = api.without_cuda or ("None" if call.discarded else api.fallback)
+        if stand_in is None:
+            return None
+        if api.without_cuda is None and not call.discarded:
+            safety = "unsafe"
+        new = guarded_call(call, new, "{torch}.accelerator", stand_in)
+    return FixPlan(f"Use `{equivalent}`", (Replace(call.node, new),), safety)
+
+
+def accelerator_arguments(node: cst.Call, api: CudaApi) -> str | None:
+    """The call's arguments for the equivalent (positional-only there), or None."""
+    texts = []
+    for arg in node.args:
+        if arg.star or (arg.keyword is not None and arg.keyword.value not in ("device", "seed")):
+            return None
+        if api.int_only and not isinstance(arg.value, cst.Integer | cst.Name):
+            return None
+        if isinstance(arg.value, cst.Name) and api.int_only and arg.value.value != "None":
+            return None
+        texts.append(literal_text(source_of(arg.value)))
+    return ", ".join(texts)

@@ -64,7 +64,7 @@ WRAPPED_SELECTIONS = {
 def selection_code(
     accelerator_api: str, torch_name: str, source: str = "", *, string: bool = False
 ) -> str:
-    """The device-selection expression fixes write (SPEC §5), for ``accelerator-api``; with
+    """The device-selection expression fixes write (docs/design.md §5), for ``accelerator-api``; with
     ``string``, the same choice as a device string."""
     table = STRING_SELECTIONS if string else SELECTIONS
     return table[_api(accelerator_api, source)].format(torch=torch_name)

@@ -38,7 +38,7 @@ class CheckOptions:
 
     codes: frozenset[str]
     guard_functions: tuple[str, ...] = ()
-    accelerator_api: str = "auto"  # the device selection fixes write (SPEC §5)
+    accelerator_api: str = "auto"  # the device selection fixes write (docs/design.md §5)
     ignore_noqa: bool = False  # --ignore-noqa: report what noqa comments would silence
     unfixable: frozenset[str] = frozenset()  # codes whose fixes are withheld (--unfixable)
     line_length: int = 88  # the longest line a fix writes where the line was shorter

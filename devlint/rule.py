@@ -152,9 +152,31 @@ class Rule:
     summary: ClassVar[str]  # one line: what the rule flags
     default: ClassVar[bool] = True  # on unless selected explicitly
     fix: ClassVar[Applicability | None] = None  # the fix the rule offers, if any
-    engine_only: ClassVar[bool] = False  # reported by the engine itself (DEV900-DEV902)
+    # Reported by the engine itself, not by ``check``: the file-level problems (DEV900-DEV902)
+    # and DEV015 (unused noqa directives, known only once every other rule has run). The
+    # fixture tests ask no minimum of bad and good programs of such a rule.
+    engine_only: ClassVar[bool] = False
+    # The ``target-torch`` the documentation's examples are written for, e.g. ``"2.9"``
+    # (None: the default target). The rule's page states it, and the examples are checked
+    # with it (``devlint.testing``).
+    example_target_torch: ClassVar[str | None] = None
     INVALID: ClassVar[tuple[str, ...]] = ()  # more code the rule must report
     VALID: ClassVar[tuple[str, ...]] = ()  # more code the rule must leave alone
+
+    # What ``devlint verify`` and ``devlint run`` need to know about the rule's bug at run time
+    # (docs/design.md §6); a new rule that says nothing gets the defaults.
+    # The mechanism the virtual columns (``cuda (virtual)``, ``mps (virtual)``) reproduce for
+    # the rule's programs, printed on a mismatch.
+    virtual_note: ClassVar[str] = "the rule's programs run under the virtual device"
+    # True where the rule reports the failing operation itself: a virtual failure must then
+    # pass through a line marked ``# expect:``; False where it reports the cause and the
+    # failure comes later.
+    virtual_at_flagged_line: ClassVar[bool] = False
+    # Regular expressions (``devlint.device_errors``) of the runtime errors this rule's bug
+    # raises: ``devlint run`` names the rule when a script fails with one of them.
+    runtime_errors: ClassVar[tuple[str, ...]] = ()
+    # Among the rules that describe one runtime error, the lowest rank is named first.
+    runtime_rank: ClassVar[int] = 1
 
     def __init__(self, settings: RuleSettings | None = None) -> None:
         self.settings = settings or RuleSettings()

@@ -14,7 +14,14 @@ from typing import Any, NoReturn
 import click
 
 from devlint.config import ConfigError, find_config, load_config
-from devlint.docs import DEFAULT_DOCS_URL, DOC_FORMATS, rule_markdown, rule_url, write_docs
+from devlint.docs import (
+    DEFAULT_DOCS_URL,
+    DOC_FORMATS,
+    readme_with_rules,
+    rule_markdown,
+    rule_url,
+    write_docs,
+)
 from devlint.rule import Rule, all_rules
 
 
@@ -109,7 +116,15 @@ DEFAULT_DOCS_DIRECTORY = {"markdown": Path("docs", "rules"), "html": Path("site"
     show_default=True,
     help="Static HTML pages, or Markdown (as in the repository's docs/rules/).",
 )
-def docs(directory: Path | None, fmt: str) -> None:
+@click.option(
+    "--readme",
+    "readmes",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Also rewrite the rules table of this Markdown file, between its marker comments "
+    "(repeatable: README.md, docs/design.md).",
+)
+def docs(directory: Path | None, fmt: str, readmes: tuple[Path, ...]) -> None:
     """Write one page per rule, and an index, from the rules' documentation.
 
     The pages are named after the rules (`unused-noqa.html`): serve DIR anywhere and
@@ -123,3 +138,10 @@ def docs(directory: Path | None, fmt: str) -> None:
     click.echo(
         f"Wrote {len(written)} pages to {directory}{os.sep} (index: {written[-1]}).", err=True
     )
+    for readme in readmes:
+        try:
+            text = readme_with_rules(readme.read_text(encoding="utf-8"), all_rules())
+            readme.write_text(text, encoding="utf-8", newline="\n")
+        except (OSError, ValueError) as error:
+            _fail(f"cannot update the rules table of {readme}: {error}")
+        click.echo(f"Updated the rules table of {readme}.", err=True)

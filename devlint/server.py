@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from devlint import __version__
-from devlint.api import Settings, lint_source, load_settings
+from devlint.api import Settings, lint_source, project_settings
 from devlint.config import ConfigError, find_config
 from devlint.diagnostics import Diagnostic, FixMode, Location
 from devlint.docs import DEFAULT_DOCS_URL
@@ -128,8 +128,8 @@ class SettingsCache:
     """Each document's settings from its nearest config file, re-read when the file changes."""
 
     def __init__(self) -> None:
-        # config file (None: there is none) -> (its mtime and size, its settings)
-        self.configs: dict[Path | None, tuple[tuple[int, int], Settings]] = {}
+        # config file (or a folder without one) -> (its mtime and size, its settings)
+        self.configs: dict[Path, tuple[tuple[int, int], Settings]] = {}
         self.reported: set[str] = set()
 
     def options_for(self, path: Path) -> CheckOptions:
@@ -137,15 +137,20 @@ class SettingsCache:
         return self.settings_for(path).options_for(path)
 
     def settings_for(self, path: Path) -> Settings:
-        """The settings ``devlint check path`` would use; a ConfigError when they are broken."""
-        config_file = find_config(path.parent)
+        """The settings ``devlint check path`` would use (``api.project_settings``, as the
+        command line resolves them); a ConfigError when they are broken."""
+        directory = path.parent
+        config_file = find_config(directory)
         stamp = (0, 0)
         if config_file is not None:
             status = config_file.stat()
             stamp = (status.st_mtime_ns, status.st_size)
-        cached = self.configs.get(config_file)
+        # Without a configuration file, the project's own torch dependency depends on where
+        # the document is: one entry per folder.
+        key = config_file if config_file is not None else directory
+        cached = self.configs.get(key)
         if cached is None or cached[0] != stamp:
-            cached = self.configs[config_file] = (stamp, load_settings(config_file))
+            cached = self.configs[key] = (stamp, project_settings(directory, config_file))
         return cached[1]
 
     def first_report(self, message: str) -> bool:

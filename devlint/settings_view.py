@@ -33,6 +33,7 @@ def settings_lines(settings: Settings, path: Path, output_format: str) -> list[s
         "guard-functions": list(config.guard_functions),
         "accelerator-api": config.accelerator_api,
         "line-length": config.line_length,
+        "target-torch": ".".join(map(str, settings.target_torch)),
         "cache-dir": str(config.cache_dir) if config.cache_dir is not None else None,
         "output-format": output_format,
         "docs-url": config.docs_url or DEFAULT_DOCS_URL,

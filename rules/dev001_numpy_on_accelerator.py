@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import describe_accelerator, may_be_accelerator
 from devlint.rule import Finding, FixPlan, Replace, Rule, as_receiver, literal_text
@@ -48,6 +49,9 @@ class NumpyOnAccelerator(Rule):
     name = "numpy-on-accelerator"
     summary = "`.numpy()` / `np.array()` on a tensor that may be on an accelerator"
     fix = "safe"
+    virtual_note = "`.numpy()` / `np.asarray` of a device tensor raise PyTorch's TypeError"
+    virtual_at_flagged_line = True
+    runtime_errors = (device_errors.NUMPY_OF_DEVICE_TENSOR,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis import name_guesses
 from devlint.analysis.facts import FileFacts, Loop
 from devlint.analysis.values import (
@@ -53,6 +54,12 @@ class BatchNotMoved(Rule):
     name = "batch-not-moved"
     summary = "A data-loader batch element is used with device tensors without being moved"
     fix = "safe"
+    virtual_note = (
+        "operations check that their tensor inputs share one virtual device: the unmoved batch "
+        "element meets the moved model"
+    )
+    virtual_at_flagged_line = True
+    runtime_errors = (device_errors.MIXED_DEVICES,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[tuple[int, str]] = set()

@@ -3,6 +3,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis import torch_api
 from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.values import Kind, Step, Value, is_index, may_be_placed
@@ -93,6 +94,8 @@ class UnguardedCuda(Rule):
     name = "unguarded-cuda"
     summary = "CUDA placement without a CUDA availability check"
     fix = "safe"
+    virtual_note = "CUDA is present on virtual CUDA; on virtual MPS `.cuda()` fails as on a Mac"
+    runtime_errors = (device_errors.NO_CUDA,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         findings = list(_with_device_ids(self._findings(facts), facts))

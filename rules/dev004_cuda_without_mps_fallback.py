@@ -82,6 +82,7 @@ class CudaWithoutMpsFallback(Rule):
     name = "cuda-without-mps-fallback"
     summary = "A device choice that tries CUDA, then CPU, and never MPS"
     fix = "unsafe"
+    virtual_note = "the availability APIs answer as on that machine; the program prints its choice"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         note: str | None = None  # the operators MPS lacks in this file (DEV019's table)

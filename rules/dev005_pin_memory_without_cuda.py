@@ -46,6 +46,7 @@ class PinMemoryWithoutCuda(Rule):
     name = "pin-memory-without-cuda"
     summary = "`pin_memory=True` where the device may be MPS or CPU"
     fix = "safe"
+    virtual_note = "DataLoader pinning runs torch's own code: silent on CUDA, its warning on MPS"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         unpacked: set[int] = set()

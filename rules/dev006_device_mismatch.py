@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis import name_guesses
 from devlint.analysis.facts import FileFacts, Mix, Operand
 from devlint.analysis.values import (
@@ -53,6 +54,10 @@ class DeviceMismatch(Rule):
     code = "DEV006"
     name = "device-mismatch"
     summary = "An operation combines tensors on different devices"
+    virtual_note = "operations check that their tensor inputs share one virtual device"
+    virtual_at_flagged_line = True
+    runtime_errors = (device_errors.MIXED_DEVICES,)
+    runtime_rank = 0
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[int] = set()  # a mismatch is reported once, not again where it flows

@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.syntax import dotted_name
 from devlint.rule import Finding, FixPlan, Replace, Rule
@@ -57,6 +58,8 @@ class LoadWithoutMapLocation(Rule):
     name = "load-without-map-location"
     summary = "`torch.load()` without `map_location`"
     fix = "unsafe"
+    virtual_note = "torch.save records each tensor's virtual device; torch.load restores it"
+    runtime_errors = (device_errors.CUDA_CHECKPOINT_WITHOUT_CUDA,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind, provenance
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
@@ -47,6 +48,12 @@ class DiscardedMove(Rule):
     name = "discarded-move"
     summary = "A tensor's `.to()` / `.cuda()` / `.cpu()` result is thrown away"
     fix = "unsafe"
+    virtual_note = (
+        "operations check that their tensor inputs share one virtual device: the tensor left "
+        "behind meets device values later"
+    )
+    runtime_errors = (device_errors.NUMPY_OF_DEVICE_TENSOR, device_errors.MIXED_DEVICES)
+    runtime_rank = 2
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -80,6 +80,7 @@ class DeprecatedCudaAmp(Rule):
     name = "deprecated-cuda-amp"
     summary = "`torch.cuda.amp` autocast / GradScaler are deprecated and CUDA-only"
     fix = "safe"
+    virtual_note = "the deprecation warnings come from torch's own amp code"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         new_api_parts = {

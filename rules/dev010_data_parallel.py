@@ -32,6 +32,10 @@ class DataParallel(Rule):
     name = "data-parallel"
     summary = "`nn.DataParallel` is slower than DistributedDataParallel"
     default = False
+    virtual_note = (
+        "a performance finding: DataParallel on one virtual GPU checks the module's device and "
+        "moves the inputs as its scatter does"
+    )
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -1,17 +1,12 @@
 from collections.abc import Iterator
 
-import libcst as cst
-
-from devlint.analysis import accelerator_api, torch_api
-from devlint.analysis.accelerator_api import CudaApi
+from devlint import device_errors
+from devlint.analysis import accelerator_api
 from devlint.analysis.facts import CallRecord, FileFacts
+from devlint.codemod import generic_fix, guarded_call, raises_without_cuda
 from devlint.diagnostics import Applicability
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 from devlint.torch_target import TorchVersion
-
-# torch.cuda functions that raise where CUDA is absent (the table lives with the analysis,
-# which also uses it: after one of them has run, CUDA is known to be there).
-RAISING = torch_api.CUDA_ONLY_CALLS
 
 
 class UnguardedCudaCall(Rule):
@@ -77,6 +72,8 @@ class UnguardedCudaCall(Rule):
     name = "unguarded-cuda-call"
     summary = "A `torch.cuda` call that raises without CUDA, outside a guard"
     fix = "safe"
+    virtual_note = "torch.cuda calls answer on virtual CUDA and fail as on a Mac on virtual MPS"
+    runtime_errors = (device_errors.NO_CUDA,)
 
     @classmethod
     def documentation(cls) -> str:
@@ -85,19 +82,12 @@ class UnguardedCudaCall(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:
-            if reports(call, facts):
+            if raises_without_cuda(call, facts):
                 yield Finding(
                     call.node,
                     f"`{call.callee}()` raises without CUDA; check `torch.cuda.is_available()`",
                     _fix(call, self.settings.target_torch),
                 )
-
-
-def reports(call: CallRecord, facts: FileFacts) -> bool:
-    """Whether DEV011 reports ``call`` (DEV017 leaves these to it)."""
-    if call.callee not in RAISING or call.site.guarded or call.site.cuda_required:
-        return False
-    return not facts.in_torch_version_branch(call.site)
 
 
 def _fix(call: CallRecord, target: TorchVersion) -> FixPlan | None:
@@ -117,52 +107,3 @@ def _fix(call: CallRecord, target: TorchVersion) -> FixPlan | None:
         (Replace(call.node, guarded_call(call, original, "{torch}.cuda", stand_in)),),
         safety,
     )
-
-
-def guarded_call(call: CallRecord, text: str, backend: str, stand_in: str) -> str:
-    """``text`` (the call's new code) run only where ``backend`` is available: an ``if``
-    block for a statement alone on its line, else a conditional expression."""
-    if call.own_line:
-        return f"if {backend}.is_available():{{nl}}{{indent}}{{tab}}{text}"
-    text = f"{text} if {backend}.is_available() else {stand_in}"
-    return text if call.discarded else f"({text})"
-
-
-def generic_fix(
-    call: CallRecord, api: CudaApi, target: TorchVersion, *, guarded: bool
-) -> FixPlan | None:
-    """``call`` rewritten to ``api``'s device-generic equivalent, if ``target`` has one.
-
-    Where no accelerator is known to be present (``guarded`` false) and the equivalent
-    raises without one, it runs behind ``torch.accelerator.is_available()``; otherwise the
-    value the ``torch.cuda`` call had without CUDA (``0`` for ``memory_allocated``), or
-    ``None`` for a statement, or the entry's stand-in (an unsafe fix).
-    """
-    equivalent = accelerator_api.equivalent_in(api, target)
-    arguments = _arguments(call.node, api)
-    if equivalent is None or api.swap == "none" or arguments is None:
-        return None
-    new = equivalent.replace("torch.", "{torch}.", 1) + f"({arguments})"
-    safety: Applicability = api.swap
-    if not guarded and api.equivalent_raises:
-        stand_in = api.without_cuda or ("None" if call.discarded else api.fallback)
-        if stand_in is None:
-            return None
-        if api.without_cuda is None and not call.discarded:
-            safety = "unsafe"
-        new = guarded_call(call, new, "{torch}.accelerator", stand_in)
-    return FixPlan(f"Use `{equivalent}`", (Replace(call.node, new),), safety)
-
-
-def _arguments(node: cst.Call, api: CudaApi) -> str | None:
-    """The call's arguments for the equivalent (positional-only there), or None."""
-    texts = []
-    for arg in node.args:
-        if arg.star or (arg.keyword is not None and arg.keyword.value not in ("device", "seed")):
-            return None
-        if api.int_only and not isinstance(arg.value, cst.Integer | cst.Name):
-            return None
-        if isinstance(arg.value, cst.Name) and api.int_only and arg.value.value != "None":
-            return None
-        texts.append(literal_text(source_of(arg.value)))
-    return ", ".join(texts)

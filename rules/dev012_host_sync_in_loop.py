@@ -52,6 +52,7 @@ class HostSyncInLoop(Rule):
     name = "host-sync-in-loop"
     summary = "A host synchronisation on every iteration of a training loop"
     default = False
+    virtual_note = "a performance finding: `.item()` and friends count as host syncs"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

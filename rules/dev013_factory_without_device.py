@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.syntax import operand_roots
 from devlint.analysis.values import Step, is_cpu
@@ -47,6 +48,11 @@ class FactoryWithoutDevice(Rule):
     name = "factory-without-device"
     summary = "A tensor factory in `forward` without `device=`, combined with the inputs"
     fix = "safe"
+    virtual_note = (
+        "operations check that their tensor inputs share one virtual device: the factory's CPU "
+        "result meets device tensors"
+    )
+    runtime_errors = (device_errors.MIXED_DEVICES,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[int] = set()

@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis.facts import AttributeStore, FileFacts
 from devlint.analysis.values import Kind
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
@@ -54,6 +55,11 @@ class UnregisteredTensorAttribute(Rule):
     name = "unregistered-tensor-attribute"
     summary = "A tensor attribute of an nn.Module that `model.to(device)` leaves behind"
     fix = "unsafe"
+    virtual_note = (
+        "operations check that their tensor inputs share one virtual device: Module.to leaves the "
+        "plain attribute on the CPU"
+    )
+    runtime_errors = (device_errors.MIXED_DEVICES,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for store in facts.attribute_stores:

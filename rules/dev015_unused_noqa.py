@@ -50,3 +50,4 @@ class UnusedNoqa(Rule):
     default = False
     fix = "safe"
     engine_only = True
+    virtual_note = "a comment finding: nothing runs differently on any device"

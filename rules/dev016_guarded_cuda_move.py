@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
 from devlint.codemod import fold_method_one, only_moves_to_cuda
@@ -18,7 +19,7 @@ class GuardedCudaMove(Rule):
     a nested `if` (an `else` may only move them back with `.cpu()`). Off by default: select `DEV016` to enable it,
     and its fix turns method one into method two. The one-line conditional expression
     `x.cuda() if torch.cuda.is_available() else x` is not an `if` block and is not
-    reported (SPEC readers label it neither DEV016 nor DEV004).
+    reported (by design, docs/design.md §4: neither DEV016 nor DEV004).
 
     ## Why is this bad?
     The code chooses CUDA or nothing: on an Apple Silicon Mac it trains on the CPU,
@@ -56,6 +57,8 @@ class GuardedCudaMove(Rule):
     summary = "An availability check whose only job is `.cuda()` moves: CUDA or nothing"
     fix = "unsafe"
     default = False
+    virtual_note = "the availability APIs answer as on that machine; the program prints its choice"
+    runtime_errors = (device_errors.NO_CUDA,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for conditional in facts.conditionals:

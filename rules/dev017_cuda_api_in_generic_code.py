@@ -2,12 +2,13 @@ import re
 from collections.abc import Iterator
 
 import libcst as cst
-from devlint.rules.dev011_unguarded_cuda_call import generic_fix, reports
 
+from devlint import device_errors
 from devlint.analysis import accelerator_api
 from devlint.analysis.accelerator_api import CudaApi
 from devlint.analysis.facts import CallRecord, FileFacts, Site
 from devlint.analysis.values import Kind
+from devlint.codemod import generic_fix, raises_without_cuda
 from devlint.rule import Finding, FixPlan, Replace, Rule
 from devlint.torch_target import format_target
 
@@ -90,6 +91,9 @@ class CudaApiInGenericCode(Rule):
     summary = 'A `torch.cuda` API or a `"cuda"` string in device-generic code'
     default = False
     fix = "safe"
+    virtual_note = "the availability APIs answer as on that machine"
+    runtime_errors = (device_errors.NO_CUDA,)
+    example_target_torch = "2.9"  # torch.accelerator.memory
 
     @classmethod
     def documentation(cls) -> str:
@@ -104,7 +108,9 @@ class CudaApiInGenericCode(Rule):
             api = accelerator_api.lookup(call.callee)
             equivalent = accelerator_api.equivalent_in(api, target) if api else None
             strings = list(_cuda_strings(call, facts))
-            reported = bool(api and equivalent and api.reported) and not reports(call, facts)
+            reported = bool(api and equivalent and api.reported) and not raises_without_cuda(
+                call, facts
+            )
             if not (reported or strings) or facts.in_torch_version_branch(call.site):
                 continue
             if api and equivalent and reported:

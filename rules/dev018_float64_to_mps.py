@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devlint import device_errors
 from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.values import Kind, Value
 from devlint.rule import Finding, FixPlan, Replace, Rule, as_receiver, literal_text
@@ -47,6 +48,8 @@ class Float64ToMps(Rule):
     name = "float64-to-mps"
     summary = "A float64 tensor moved to a device that may be MPS"
     fix = "unsafe"
+    virtual_note = "a float64 tensor on virtual MPS raises MPS's own TypeError"
+    runtime_errors = (device_errors.FLOAT64_ON_MPS,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:

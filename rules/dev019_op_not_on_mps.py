@@ -1,5 +1,6 @@
 from collections.abc import Iterator
 
+from devlint import device_errors
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.mps_calls import OpCall, op_calls
 from devlint.analysis.mps_coverage import RELEASES
@@ -75,6 +76,12 @@ class OpNotOnMps(Rule):
     code = "DEV019"
     name = "op-not-on-mps"
     summary = "A call whose aten operator has no MPS kernel, on a value that may be on MPS"
+    virtual_note = (
+        "an aten operator without an MPS kernel raises torch's NotImplementedError on virtual MPS "
+        "(mps_ops.py); MPSFallback.mm's operators warn and run"
+    )
+    runtime_errors = (device_errors.MPS_OPERATOR_MISSING,)
+    # a module is reported where it is built, fails where called
 
     INVALID = (
         """

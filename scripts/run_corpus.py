@@ -5,7 +5,7 @@ Every program of ``tests/data/runnable/`` (see its ``MANIFEST.toml``) runs in ea
 --unsafe-fixes``, each on its own copy) on each device:
 
 - by default: ``cpu`` (this machine, which has no CUDA) and ``cuda`` / ``mps`` under
-  ``devlint run --device cuda|mps`` (a virtual device emulated on the CPU);
+  ``devlint run --device cuda|mps`` (a virtual device on the CPU);
 - with ``--real-cuda`` (on a CUDA machine): ``cpu`` (``CUDA_VISIBLE_DEVICES=""``) and
   ``cuda``, both with plain ``python``, one process per step.
 
@@ -188,7 +188,7 @@ def render(rows: list[Row], devices: list[str], real_cuda: bool, seconds: float)
         "real device"
         if real_cuda
         else "cpu = plain Python on this machine (no CUDA); cuda, mps = `devlint run --device "
-        "cuda|mps` (the device emulated on the CPU)"
+        "cuda|mps` (a virtual device on the CPU)"
     )
     lines = [
         "# Runnable corpus: results",

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from devlint.api import fix_fixture, fixture_options
 from devlint.engine import check_text
 from devlint.rule import all_rules
+from devlint.testing import fix_fixture, fixture_options
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>DEV\d{3}(?:\s*,\s*DEV\d{3})*)")

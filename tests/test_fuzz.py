@@ -1,4 +1,4 @@
-"""Fuzzing: devlint never crashes, and its fixes never break code (SPEC §5, §7 robustness).
+"""Fuzzing: devlint never crashes, and its fixes never break code (docs/design.md §5, §7 robustness).
 
 Two sources of input:
 

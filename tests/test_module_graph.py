@@ -66,3 +66,27 @@ def test_python_line_breaks_are_spelled_once() -> None:
         if r"\r\n|\r|\n" in path.read_text(encoding="utf-8") and name != "devlint.source"
     ]
     assert spelled == []
+
+
+def test_no_rule_imports_another_rule() -> None:
+    """Rules are independent: what two rules share lives in the engine (``devlint.codemod``,
+    ``devlint.edits``) or the analysis, so that adding or removing one touches no other."""
+    known = modules()
+    rules = {name for name in known if name.startswith("devlint.rules.")}
+    crossing = []
+    for name in sorted(rules):
+        tree = ast.parse(known[name].read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:  # from . import x, from .dev011 import y
+                    crossing.append(f"{name}: relative import")
+                    continue
+                targets = [node.module or ""]
+                if node.module == "devlint.rules":
+                    targets = [f"devlint.rules.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                continue
+            crossing += [f"{name} imports {t}" for t in targets if t in rules and t != name]
+    assert crossing == []

@@ -11,11 +11,12 @@ import jsonschema
 import pytest
 from conftest import run_devlint
 
-from devlint.api import fixture_options, lint_path, lint_text
+from devlint.api import lint_path, lint_text
 from devlint.diagnostics import Diagnostic
 from devlint.engine import CheckOptions
 from devlint.report import ReportOptions, render
 from devlint.rule import all_rules
+from devlint.testing import fixture_options
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"

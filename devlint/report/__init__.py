@@ -58,34 +58,13 @@ def render(
     diagnostics: Sequence[Diagnostic],
     out: TextIO,
     options: ReportOptions | None = None,
-    *,
-    rules: Mapping[str, RuleInfo] | None = None,
-    color: bool = False,
-    statistics: bool = False,
-    show_fixes: bool = False,
-    files_checked: int = 0,
-    cwd: Path | None = None,
-    quiet: bool = False,
-    unsafe_fixes: bool = False,
 ) -> None:
-    """Write ``diagnostics`` to ``out`` in format ``fmt``.
-
-    Either pass a ready ``ReportOptions`` or the keyword arguments, not both. Only the
-    renderer module of ``fmt`` is imported.
+    """Write ``diagnostics`` to ``out`` in format ``fmt`` (``options``: the defaults when
+    None). Only the renderer module of ``fmt`` is imported.
     """
     if fmt not in _MODULES:
         raise ValueError(f"unknown output format {fmt!r} (expected one of: {', '.join(FORMATS)})")
-    if options is None:
-        options = ReportOptions(
-            rules=rules if rules is not None else {},
-            color=color,
-            statistics=statistics,
-            show_fixes=show_fixes,
-            quiet=quiet,
-            unsafe_fixes=unsafe_fixes,
-            files_checked=files_checked,
-            cwd=cwd,
-        )
+    options = options or ReportOptions()
     ordered = sort_diagnostics(with_urls(diagnostics, options), options.cwd)
     module = _MODULES[fmt]
     if options.statistics:  # a table for people, or ruff's statistics JSON

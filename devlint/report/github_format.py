@@ -2,7 +2,7 @@
 
     ::error file=src/a.py,line=12,col=5,endLine=12,endColumn=10,title=DEV001::message
 
-(the form SPEC §2 gives, with the end of the span as GitHub reads it).
+(the form docs/design.md §2 gives, with the end of the span as GitHub reads it).
 
 Lines and columns of a notebook diagnostic count from its cell, not from the ``.ipynb``
 file, so such an annotation is attached to the file as a whole and its message names the

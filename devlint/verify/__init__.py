@@ -7,7 +7,7 @@ outcome each ``expect.toml`` declares. The pieces:
 - ``expectations``: the ``expect.toml`` format and checking an outcome against it;
 - ``fixture_set``: finding the shipped fixtures, and devlint's live fix of a program;
 - ``devices``: detecting devices (the only torch import on this side), matrix columns;
-- ``virtual`` / ``virtual_runtime`` / ``emulation``: the virtual CUDA and MPS device, the
+- ``virtual`` / ``virtual_runtime`` / ``virtual_columns``: the virtual CUDA and MPS device, the
   runtime around it, and the virtual columns;
 - ``run_script``: ``devlint run``, a user's script on the virtual device;
 - ``agreement``: static findings vs what the runs showed, per rule;

@@ -73,22 +73,3 @@ def agreement(report: VerifyReport) -> dict[str, Any]:
             row[column] = cell
         table[rule.code] = row
     return {"columns": columns, "rules": table}
-
-
-def agreement_lines(data: dict[str, Any]) -> list[str]:
-    """The table as aligned text, for the README and the terminal."""
-    columns = data["columns"]
-    header = ["rule", "bad: static", *[f"bad: {c} fails" for c in columns]]
-    header += ["good: static quiet", *[f"good: {c} clean" for c in columns]]
-    rows = [header]
-    for code, row in data["rules"].items():
-        bad, good = row["bad"], row["good"]
-        cells = [code, f"{row['bad_static_found']}/{bad}"]
-        cells += [f"{row[c]['bad_shown']}/{row[c]['bad_run']}" for c in columns]
-        cells.append(f"{row['good_static_quiet']}/{good}")
-        cells += [f"{row[c]['good_clean']}/{row[c]['good_run']}" for c in columns]
-        rows.append(cells)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
-    ]

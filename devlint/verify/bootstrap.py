@@ -9,9 +9,9 @@ is imported once) and how the machine should look:
 
 - the parent sets ``CUDA_VISIBLE_DEVICES=""`` in the environment where CUDA must vanish;
 - ``hide_mps``: torch's Python-level MPS checks say "absent";
-- ``emulate = "virtual-cuda"`` / ``"virtual-mps"``: the program runs under ``virtual.py``'s
+- ``virtual = "virtual-cuda"`` / ``"virtual-mps"``: the program runs under ``virtual.py``'s
   ``VirtualDevice`` (loaded by path): the machine looks as if it had that accelerator, and
-  tensors track where they would live (see ``emulation.py`` for what that reproduces).
+  tensors track where they would live (see ``virtual_columns.py`` for what that reproduces).
 
 Each program runs with ``runpy.run_path(path, run_name="__main__")`` with fresh
 ``__main__`` globals, its own ``sys.argv`` / ``sys.path[0]`` / working directory, its own
@@ -198,10 +198,10 @@ def _patch(owner: Any, name: str, value: Any) -> None:
 def _set_up(torch: Any, spec: dict[str, Any]) -> Callable[[], Any] | None:
     if spec.get("hide_mps"):
         _hide_mps(torch)
-    if spec.get("emulate") in VIRTUAL:
-        return _virtual_device(VIRTUAL[spec["emulate"]])
-    if spec.get("emulate"):
-        raise SystemExit(f"unknown emulation {spec['emulate']!r}")
+    if spec.get("virtual") in VIRTUAL:
+        return _virtual_device(VIRTUAL[spec["virtual"]])
+    if spec.get("virtual"):
+        raise SystemExit(f"unknown virtual device {spec['virtual']!r}")
     return None
 
 

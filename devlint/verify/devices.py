@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from devlint.verify.emulation import VIRTUAL_DEVICES, column_name
 from devlint.verify.expectations import DEVICES
+from devlint.verify.virtual_columns import VIRTUAL_DEVICES, column_name
 
 TORCH_MISSING = (
     "error: devlint verify needs PyTorch; install it with: pip install 'devlint[verify]'"
@@ -62,11 +62,11 @@ class Column:
     name: str  # "cpu", "cuda", "mps", "cuda (virtual)", "mps (virtual)"
     device: str  # the device whose expectations it checks: cpu / cuda / mps
     present: bool  # a real device is there (virtual columns: False)
-    emulated: bool = False  # a virtual column: a CPU run posing as the device
+    virtual: bool = False  # a virtual column: a CPU run posing as the device
 
     @property
     def runs(self) -> bool:
-        return self.present or self.emulated
+        return self.present or self.virtual
 
 
 def parse_device_option(values: Sequence[str]) -> list[str]:
@@ -92,7 +92,7 @@ def columns_for(devices: Sequence[str], found: DeviceSet) -> list[Column]:
     columns = [Column(device, device, found.has(device)) for device in devices]
     for device in VIRTUAL_DEVICES:
         if device in devices and not found.has(device):
-            columns.append(Column(column_name(device), device, present=False, emulated=True))
+            columns.append(Column(column_name(device), device, present=False, virtual=True))
     return columns
 
 
@@ -102,10 +102,10 @@ class ChildSetup:
 
     env: dict[str, str]  # variables set in the child's environment
     hide_mps: bool  # patch torch's Python-level MPS checks to say "absent"
-    emulate: str | None  # a virtual device (emulation.py: "virtual-cuda"), or None
+    virtual: str | None  # a virtual device (virtual_columns.py: "virtual-cuda"), or None
 
     def to_json(self) -> dict[str, object]:
-        return {"hide_mps": self.hide_mps, "emulate": self.emulate}
+        return {"hide_mps": self.hide_mps, "virtual": self.virtual}
 
 
 def child_setup(column: Column, found: DeviceSet, mechanism: str | None = None) -> ChildSetup:
@@ -113,5 +113,5 @@ def child_setup(column: Column, found: DeviceSet, mechanism: str | None = None) 
     if column.device != "cuda":
         env["CUDA_VISIBLE_DEVICES"] = ""  # CUDA's own switch: the device really disappears
     hide_mps = found.mps and column.device != "mps"
-    emulate = (mechanism or f"virtual-{column.device}") if column.emulated else None
-    return ChildSetup(env, hide_mps, emulate)
+    virtual = (mechanism or f"virtual-{column.device}") if column.virtual else None
+    return ChildSetup(env, hide_mps, virtual)

@@ -18,7 +18,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 DEVICES = ("cpu", "cuda", "mps")
-# A virtual column's own expectation, where it differs from the device's (see emulation.py).
+# A virtual column's own expectation, where it differs from the device's (see virtual_columns.py).
 VIRTUAL_KEYS = {"cuda": "cuda-virtual", "mps": "mps-virtual"}
 _DEVICE_KEYS = (*DEVICES, *VIRTUAL_KEYS.values())
 _FILE_KEYS = {"reason", "isolated"}

@@ -127,15 +127,10 @@ Fixer = Callable[[str, Path], str]
 
 
 def live_fixer() -> Fixer | None:
-    """devlint's ``api.fix_fixture(source, path) -> str``, or None where it is missing."""
-    try:
-        module = importlib.import_module("devlint.api")
-    except ModuleNotFoundError as error:
-        if error.name in ("devlint.api", "devlint"):
-            return None
-        raise
-    fix = getattr(module, "fix_fixture", None)
-    return fix if callable(fix) else None
+    """What ``devlint --fix --unsafe-fixes`` makes of a fixture (``devlint.testing``)."""
+    from devlint.testing import fix_fixture
+
+    return fix_fixture
 
 
 def fixed_source(path: Path) -> str | None:

@@ -11,7 +11,7 @@ and the declared expectation at the time.
 An expectation (rule, program, device) is then classified as
 
 - ``real``: a real device of that kind ran the program and saw the declared outcome;
-- ``virtual``: only a virtual or emulated column (a CPU run posing as the device) saw it;
+- ``virtual``: only a virtual column (a CPU run posing as the device) saw it;
 - ``contradicted``: a run saw something else (a real run outranks a virtual one);
 - ``declared``: nothing has checked it (or the program / the declaration changed since).
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devlint.verify.devices import Column
-from devlint.verify.emulation import virtual_expectation, virtual_for
 from devlint.verify.expectations import OK, Expectation, FileExpectations, Skip
 from devlint.verify.fixture_set import Fixer, RuleFixtures, live_fixer, write_live_fix
+from devlint.verify.virtual_columns import virtual_expectation, virtual_for
 
 EXPECT_COMMENT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*)")
 
@@ -82,7 +82,7 @@ class _Planner:
         self.plan = plan
         self.workdir = workdir
         self.real = [column for column in plan.columns if column.present]
-        self.emulated = [column for column in plan.columns if column.emulated]
+        self.virtual_columns = [column for column in plan.columns if column.virtual]
         self.fixer = live_fixer()
         plan.live_fix = "available" if self.fixer is not None else "not available"
         self._counter = iter(range(1, 1_000_000_000))
@@ -98,7 +98,7 @@ class _Planner:
             if entry is None:
                 continue  # reported as a problem
             self._add_real_program_runs(rule, path, entry, own_warnings)
-            self._add_emulated_program_runs(rule, path, entry)
+            self._add_virtual_program_runs(rule, path, entry)
         for path in rule.fixed:
             self._add_fixed_runs(rule, path, own_warnings)
         if self.fixer is None:
@@ -138,12 +138,12 @@ class _Planner:
                 )
             )
 
-    def _add_emulated_program_runs(
+    def _add_virtual_program_runs(
         self, rule: RuleFixtures, path: Path, entry: FileExpectations
     ) -> None:
-        """The program on each emulated column, with the expectation derived for it."""
+        """The program on each virtual column, with the expectation derived for it."""
         check_line = virtual_for(rule.code).at_flagged_line
-        for column in self.emulated:
+        for column in self.virtual_columns:
             derived, mechanism = virtual_expectation(rule.code, entry, column.device)
             if isinstance(derived, Skip):
                 self.plan.skipped.append(

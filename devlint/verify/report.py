@@ -9,7 +9,6 @@ from typing import Any, TextIO
 
 from devlint.verify.agreement import agreement
 from devlint.verify.devices import Column
-from devlint.verify.emulation import virtual_for
 from devlint.verify.expectations import DEVICES, tail
 from devlint.verify.observed import (
     CONTRADICTED,
@@ -24,6 +23,7 @@ from devlint.verify.observed import (
     sources,
 )
 from devlint.verify.runner import RunResult, VerifyReport
+from devlint.verify.virtual_columns import virtual_for
 
 STDERR_LINES = 6
 Matrix = dict[str, dict[str, "Cell"]]
@@ -50,7 +50,7 @@ class Cell:
         if self.failed:
             return "fail"
         if self.passed:
-            return "virtual" if self.column.emulated else "pass"
+            return "virtual" if self.column.virtual else "pass"
         return "not run"
 
     @property
@@ -62,7 +62,7 @@ class Cell:
             return "nothing run"
         if status == "fail":
             text = f"FAIL {self.failed}/{self.passed + self.failed}"
-            text = f"virtual {text}" if self.column.emulated else text
+            text = f"virtual {text}" if self.column.virtual else text
         else:
             text = f"{status} {self.passed}"
         if self.skipped:
@@ -118,7 +118,7 @@ def explain(result: RunResult) -> list[str]:
     lines = [f"{run.label}{what}: expected {run.expectation.describe()}, got {result.mismatch}"]
     if run.expectation.reason:
         lines.append(f"  reason: {run.expectation.reason}")
-    if run.column.emulated:
+    if run.column.virtual:
         lines.append(f"  virtual device: {virtual_for(run.rule).note}")
     stderr = tail(result.outcome.stderr, STDERR_LINES)
     if stderr:
@@ -169,8 +169,8 @@ def header_lines(report: VerifyReport) -> list[str]:
 def footer_lines(report: VerifyReport) -> list[str]:
     lines = []
     if report.plan.live_fix != "available":
-        lines.append("live fix: not available (devlint.api.fix_fixture is missing)")
-    virtual = [column.name for column in report.columns if column.emulated]
+        lines.append("live fix: not available (devlint.testing.fix_fixture is missing)")
+    virtual = [column.name for column in report.columns if column.virtual]
     if virtual:
         lines.append(
             f"{' and '.join(virtual)}: the device is absent here; the programs ran on the CPU "
@@ -261,7 +261,7 @@ def render_rich(report: VerifyReport, out: TextIO, record: Record | None = None)
     table = Table()
     table.add_column("rule", style="bold")
     for column in report.columns:
-        table.add_column(column.name, style="italic" if column.emulated else None)
+        table.add_column(column.name, style="italic" if column.virtual else None)
     for rule, row in matrix.items():
         table.add_row(rule, *(Text(cell.text, style=STYLES[cell.status]) for cell in row.values()))
     for line in header_lines(report):
@@ -306,7 +306,7 @@ def to_json(report: VerifyReport, record: Record | None = None) -> dict[str, Any
         "fixtures": str(report.root),
         "devices": {device: report.found.has(device) for device in ("cpu", "cuda", "mps")},
         "columns": [
-            {"name": c.name, "device": c.device, "present": c.present, "virtual": c.emulated}
+            {"name": c.name, "device": c.device, "present": c.present, "virtual": c.virtual}
             for c in report.columns
         ],
         "matrix": {
@@ -361,7 +361,7 @@ def _run_json(result: RunResult) -> dict[str, Any]:
         "kind": run.kind,
         "column": run.column.name,
         "device": run.column.device,
-        "virtual": run.column.emulated,
+        "virtual": run.column.virtual,
         "expected": run.expectation.to_json(),
         "must_not_warn": list(run.forbidden_warnings),
         "reason": run.expectation.reason,

@@ -45,28 +45,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from devlint.torch_target import TorchVersion, format_target, parse_target
 
-# (message pattern, the rules that describe it: the first is the default)
-DEVICE_BUGS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (r"can't convert (cuda|mps)(:\d+)? device type tensor to numpy", ("DEV001", "DEV008")),
-    (
-        r"Expected all tensors to be on the same device|expected self and mask to be on the "
-        r"same device|indices should be either on cpu or on the same device",
-        ("DEV006", "DEV002", "DEV013", "DEV014", "DEV008"),
-    ),
-    (r"Cannot convert a MPS Tensor to float64 dtype", ("DEV018",)),
-    (r"Attempting to deserialize object on a CUDA device", ("DEV007",)),
-    (
-        r"Torch not compiled with CUDA enabled|torch\.cuda\.\w+ requires CUDA support",
-        ("DEV003", "DEV011", "DEV016", "DEV017"),
-    ),
-    (r"is not currently implemented for the MPS device", ("DEV019",)),
-)
+if TYPE_CHECKING:
+    from devlint.engine import CheckOptions
+
+
+def device_bugs() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(message pattern, the rules that describe it: the first is the default), from the
+    rules' ``runtime_errors`` (ordered by ``runtime_rank``, then code)."""
+    from devlint.rule import all_rules
+
+    described: dict[str, list[tuple[int, str]]] = {}
+    for code, rule in all_rules().items():
+        for pattern in rule.runtime_errors:
+            described.setdefault(pattern, []).append((rule.runtime_rank, code))
+    return tuple(
+        (pattern, tuple(code for _, code in sorted(rules))) for pattern, rules in described.items()
+    )
 
 
 class _Stop(BaseException):
@@ -84,7 +84,7 @@ class DeviceBug:
 def classify(error: BaseException, script: Path) -> DeviceBug | None:
     """The device bug this exception is, or None when it is something else."""
     text = f"{type(error).__name__}: {error}"
-    for pattern, rules in DEVICE_BUGS:
+    for pattern, rules in device_bugs():
         if re.search(pattern, str(error)):
             path, line = _script_frame(error, script)
             return DeviceBug(path, line, text.splitlines()[0], rules)
@@ -104,15 +104,21 @@ def _script_frame(error: BaseException, script: Path) -> tuple[str, int]:
     return frame.filename, frame.lineno or 0
 
 
+def script_options(path: Path) -> CheckOptions:
+    """How ``devlint run`` checks a script: with its project's settings (as ``devlint check``
+    resolves them: ``api.project_settings``), every rule selected."""
+    from devlint.api import Overrides, project_settings
+
+    return project_settings(path.parent, overrides=Overrides(select=("ALL",))).options_for(path)
+
+
 def static_findings(bug: DeviceBug) -> tuple[list[str], list[str]]:
     """``devlint check`` (every rule) on the file of the bug: the diagnostics of its rules at
     the failing line, and elsewhere in the file (where rules that report a cause point)."""
     from devlint.api import lint_path
-    from devlint.engine import CheckOptions
-    from devlint.rule import all_rules
 
-    options = CheckOptions(codes=frozenset(all_rules()))
-    result = lint_path(Path(bug.path), bug.path, options)  # unreadable: DEV900, not a rule's
+    path = Path(bug.path)
+    result = lint_path(path, bug.path, script_options(path))  # unreadable: DEV900, not a rule's
     found = [d for d in result.diagnostics if d.code in bug.rules]
     lines = [
         (d.start.row, f"{d.path}:{d.start.row}:{d.start.column}: {d.code} {d.message}")

@@ -100,7 +100,7 @@ def make_batches(
     batches: list[list[Run]] = []
     by_column: dict[str, list[Run]] = {}
     for run in runs:
-        alone = run.isolated or (isolation == "inline" and run.column.emulated)
+        alone = run.isolated or (isolation == "inline" and run.column.virtual)
         if alone:
             batches.append([run])
         else:
@@ -411,7 +411,7 @@ class _EventReader:
 
 def _preload(first: Run, setup: ChildSetup) -> list[str]:
     """The modules a batch process imports before its programs."""
-    needs_torch = setup.hide_mps or setup.emulate is not None
+    needs_torch = setup.hide_mps or setup.virtual is not None
     preload = list(PRELOAD) if not first.isolated else []
     if needs_torch and "torch" not in preload:
         preload.insert(0, "torch")  # the patches need it

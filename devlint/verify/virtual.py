@@ -23,7 +23,7 @@ as on a machine with that accelerator, while every tensor really lives on the CP
   ``map_location`` maps it away;
 - on MPS, a float64 tensor raises ``TypeError: Cannot convert a MPS Tensor to float64
   dtype as the MPS framework doesn't support float64. Please use float32 instead.``;
-- on MPS, an aten operator without an MPS kernel in the emulated torch release raises
+- on MPS, an aten operator without an MPS kernel in the target torch release raises
   torch's ``NotImplementedError``, or warns and runs where torch falls back to the CPU
   (``mps_ops.py``); ``VirtualDevice("mps", release="2.4", record=True)`` emulates that
   release and records instead (``operators``, ``unavailable``: ``devlint run --report``).
@@ -37,7 +37,7 @@ subclass (``Module.to`` swaps ``param.data`` and drops the subclass, and every f
 would have to produce it); ``__torch_dispatch__`` (below autograd: it sees aten ops, not
 ``Tensor.numpy`` or ``.device``, and a wrapper subclass must fake its device, which the CPU
 kernels then refuse); ``FakeTensorMode`` and the ``meta`` device (no data: ``.item()``
-fails, see ``emulation.py``). A device tag lives in a side table keyed by the tensor
+fails, see ``virtual_columns.py``). A device tag lives in a side table keyed by the tensor
 object (weakly), so checkpoints never carry it. Parameters made from a tagged tensor
 inherit its tag; gradients take their parameter's device when read.
 

@@ -35,7 +35,7 @@ def test_device_option() -> None:
 
 def test_absent_accelerators_get_virtual_columns_never_real_runs() -> None:
     columns = columns_for(["cpu", "cuda", "mps"], CPU_ONLY)
-    assert [(c.name, c.present, c.emulated) for c in columns] == [
+    assert [(c.name, c.present, c.virtual) for c in columns] == [
         ("cpu", True, False),
         ("cuda", False, False),
         ("mps", False, False),
@@ -70,16 +70,16 @@ def test_cpu_on_a_cuda_machine_hides_cuda_and_the_cuda_column_does_not() -> None
     assert child_setup(cpu, CUDA_BOX).env == {"CUDA_VISIBLE_DEVICES": ""}
     assert child_setup(cuda, CUDA_BOX).env == {}
     assert not child_setup(cuda, CUDA_BOX).hide_mps
-    assert child_setup(cuda, CUDA_BOX).emulate is None
+    assert child_setup(cuda, CUDA_BOX).virtual is None
 
 
 def test_on_a_mac_cpu_hides_mps_and_mps_hides_cuda() -> None:
-    cpu, _, mps, emulated = columns_for(["cpu", "cuda", "mps"], MAC)
+    cpu, _, mps, virtual = columns_for(["cpu", "cuda", "mps"], MAC)
     assert child_setup(cpu, MAC).hide_mps
     assert not child_setup(mps, MAC).hide_mps
     assert child_setup(mps, MAC).env == {"CUDA_VISIBLE_DEVICES": ""}
-    setup = child_setup(emulated, MAC)
-    assert (setup.hide_mps, setup.emulate, setup.env) == (True, "virtual-cuda", {})
+    setup = child_setup(virtual, MAC)
+    assert (setup.hide_mps, setup.virtual, setup.env) == (True, "virtual-cuda", {})
 
 
 def test_on_a_cpu_only_machine_nothing_needs_patching() -> None:
@@ -96,19 +96,19 @@ def make_run(number: int, column: Column, *, fresh: bool = False, isolated: bool
 
 
 CPU = Column("cpu", "cpu", True)
-EMULATED = Column("cuda (virtual)", "cuda", False, emulated=True)
+VIRTUAL = Column("cuda (virtual)", "cuda", False, virtual=True)
 
 
 def test_forked_batches_one_per_job_per_column() -> None:
-    runs = [make_run(i, CPU, fresh=i < 5) for i in range(40)] + [make_run(50, EMULATED)]
+    runs = [make_run(i, CPU, fresh=i < 5) for i in range(40)] + [make_run(50, VIRTUAL)]
     batches = make_batches(runs, jobs=4, isolation="fork")
     sizes = sorted((len(batch), batch[0].column.name) for batch in batches)
     assert sizes == [(1, "cuda (virtual)"), (10, "cpu"), (10, "cpu"), (10, "cpu"), (10, "cpu")]
 
 
-def test_inline_batches_put_warning_checks_first_and_emulation_alone() -> None:
+def test_inline_batches_put_warning_checks_first_and_virtual_alone() -> None:
     runs = [make_run(i, CPU, fresh=i < 6) for i in range(40)]
-    runs += [make_run(50, EMULATED), make_run(51, CPU, isolated=True)]
+    runs += [make_run(50, VIRTUAL), make_run(51, CPU, isolated=True)]
     batches = make_batches(runs, jobs=2, isolation="inline", max_batch=16)
     shared = [batch for batch in batches if len(batch) > 1]
     assert len(shared) == 6  # one per warnings-sensitive run
@@ -148,7 +148,7 @@ def synthetic_report(found: DeviceSet) -> VerifyReport:
         ),
     ]
     for column in columns:
-        if column.emulated:
+        if column.virtual:
             plan.skipped.append(
                 Skipped("DEV003", "bad_y.py", "program", column, "not reproduced: why")
             )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from devlint.verify.emulation import VIRTUALS, virtual_expectation
 from devlint.verify.expectations import (
     OK,
     Expectation,
@@ -13,6 +12,7 @@ from devlint.verify.expectations import (
     mismatch,
     parse_expect_toml,
 )
+from devlint.verify.virtual_columns import virtual_expectation, virtuals
 
 NUMPY_CUDA = "can't convert cuda:0 device type tensor to numpy"
 MIXED_CUDA = "Expected all tensors to be on the same device"
@@ -184,7 +184,7 @@ def test_an_explicit_virtual_entry_wins() -> None:
 
 
 def test_every_virtual_entry_explains_itself() -> None:
-    for code, virtual in VIRTUALS.items():
+    for code, virtual in virtuals().items():
         assert virtual.note, code
 
 
@@ -245,3 +245,15 @@ def test_a_cpu_expectation_of_absent_cuda_holds_on_every_build() -> None:
                 if outcome.exception is not None and mismatch(expected, outcome)
             ]
     assert checked >= 20 and wrong == []
+
+
+def test_what_runs_know_of_a_rule_lives_in_its_class() -> None:
+    """The virtual columns and ``devlint run`` read the rules' own attributes."""
+    from devlint.verify.run_script import device_bugs
+
+    assert virtuals()["DEV001"].at_flagged_line and not virtuals()["DEV003"].at_flagged_line
+    named = dict(device_bugs())
+    mixing = next(rules for pattern, rules in named.items() if "same device" in pattern)
+    assert mixing == ("DEV006", "DEV002", "DEV013", "DEV014", "DEV008")
+    numpy = next(rules for pattern, rules in named.items() if "numpy" in pattern)
+    assert numpy == ("DEV001", "DEV008")

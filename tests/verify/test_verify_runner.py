@@ -115,7 +115,7 @@ BASIC = {
         mps-virtual = { prints = "cvd= mps_check=patched", reason = "the virtual MPS patches it" }
         reason = "cpu hides CUDA (and MPS where present); cuda hides MPS; mps hides CUDA"
     """,
-    # Named after a real rule, so that the emulation table applies.
+    # Named after a real rule, so that its virtual columns note applies.
     "DEV001/bad_numpy.py": """
         import torch
 
@@ -346,7 +346,7 @@ def test_cuda_and_mps_paths_with_detection_faked_present(
     code, out, _ = invoke("--fixtures", str(root), "--rule", "FAKE001", "--json", "-j", "2")
     data = json.loads(out)
     assert code == 0, "\n".join(run["explanation"] or "" for run in data["runs"])
-    assert [c["name"] for c in data["columns"]] == ["cpu", "cuda", "mps"]  # no emulated column
+    assert [c["name"] for c in data["columns"]] == ["cpu", "cuda", "mps"]  # no virtual column
     stdout = {
         column: runs_by_name(data, column)["FAKE001/good_env.py"]["outcome"]["stdout_tail"]
         for column in ("cpu", "cuda", "mps")
