@@ -184,8 +184,6 @@ def test_design_document_lists_the_rules_and_cites_no_spec() -> None:
     assert readme_with_rules(design, all_rules()) == design, (
         "run `devlint docs --readme docs/design.md`"
     )
-    # devlint/analysis/ is left to its owners for now: these two still cite the old SPEC.
-    allowed = {"devlint/analysis/guards.py", "devlint/analysis/facts.py"}
     citing = [
         path.relative_to(ROOT).as_posix()
         for folder in ("devlint", "rules", "tests", "scripts", "docs", "fixtures")
@@ -193,5 +191,5 @@ def test_design_document_lists_the_rules_and_cites_no_spec() -> None:
         if path.suffix in (".py", ".md")
         and re.search(r"\bSPEC\b(?!S)[ :§]", path.read_text("utf-8"))
     ]
-    assert sorted(set(citing) - allowed) == []
+    assert sorted(set(citing)) == []
     assert not re.search(r"\bSPEC §", (ROOT / "README.md").read_text(encoding="utf-8"))

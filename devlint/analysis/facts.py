@@ -218,7 +218,7 @@ class Branch:
 class Site:
     """The context in which an expression was evaluated."""
 
-    guarded: bool  # only runs where CUDA is available (SPEC §4 *Guards*)
+    guarded: bool  # only runs where CUDA is available (docs/design.md §4, *Guards*)
     loop: Loop | None  # innermost enclosing loop over a data loader
     function: cst.FunctionDef | None  # innermost enclosing function
     class_name: str | None = None  # the class whose method this is

@@ -1,4 +1,4 @@
-"""Guards: device availability as a boolean value domain (SPEC §4 *Guards*).
+"""Guards: device availability as a boolean value domain (docs/design.md §4, *Guards*).
 
 **This is the one place that decides "this ``if`` is a CUDA guard".** An availability test
 is a ``Value`` of kind ``GUARD``: ``qualname`` names the backend it tests (``cuda``,

@@ -39,7 +39,7 @@ from devlint.analysis.syntax import is_main_test, module_name
 
 def is_cuda_contract_name(name: str) -> bool:
     """A function named for CUDA (``def cuda``, ``_replay_cuda_graph``), not for a choice
-    or a check (``to_gpu_or_cpu``, ``is_gpu_available``): see ``torch_api.NAME_GUESSES``."""
+    or a check (``to_gpu_or_cpu``, ``is_gpu_available``): see ``name_guesses.CUDA_CONTRACT_NAME``."""
     return bool(name_guesses.CUDA_CONTRACT_NAME.search(name)) and not (
         name_guesses.NOT_CUDA_CONTRACT_NAME.search(name)
     )
