@@ -73,7 +73,7 @@ except Exception:  # another project's profile name: ours stays small
     FUZZ = settings.get_profile("devlint-fuzz")
 
 # hypothesmith compiles what it generates: `"a" ()` is legal but warns.
-pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::SyntaxWarning")]
 
 RULES = all_rules()
 KNOWN = frozenset(RULES)

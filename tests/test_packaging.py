@@ -11,6 +11,11 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # whole programs, builds or tools: CI runs them (pytest -m slow)
+
+
 ROOT = Path(__file__).resolve().parent.parent
 # What setuptools, distutils and Python print for a warning ("WARNING `project.license`
 # ...", "warning: ...", "SetuptoolsDeprecationWarning: ...") and the "!!" frame of its

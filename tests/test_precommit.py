@@ -14,6 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # whole programs, builds or tools: CI runs them (pytest -m slow)
+
+
 ROOT = Path(__file__).resolve().parent.parent
 # What pre-commit installs the hooks from: the package, its data and the hook manifest.
 HOOK_REPOSITORY = (

@@ -43,10 +43,13 @@ from runnable_corpus import (
 )
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-pytestmark = pytest.mark.skipif(  # CI sets DEVLINT_REQUIRE_TORCH: there it must never skip
-    not HAS_TORCH and not os.environ.get("DEVLINT_REQUIRE_TORCH"),
-    reason="the runnable corpus needs torch (pip install 'devlint[verify]')",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(  # CI sets DEVLINT_REQUIRE_TORCH: there it must never skip
+        not HAS_TORCH and not os.environ.get("DEVLINT_REQUIRE_TORCH"),
+        reason="the runnable corpus needs torch (pip install 'devlint[verify]')",
+    ),
+]
 PROGRAMS = load_programs()
 
 

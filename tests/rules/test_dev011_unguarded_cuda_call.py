@@ -91,6 +91,7 @@ def test_a_context_manager_is_not_rewritten_unguarded() -> None:
     assert found.fix is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", list(FIXED), ids=lambda t: f"torch{t[0]}.{t[1]}")
 def test_the_fixed_program_runs_without_cuda(target: TorchVersion, tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")

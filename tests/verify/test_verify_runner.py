@@ -23,10 +23,13 @@ from devlint.verify.devices import DeviceSet
 from devlint.verify.runner import VerifyOptions, run_verify
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-pytestmark = pytest.mark.skipif(
-    not HAS_TORCH and not os.environ.get("DEVLINT_REQUIRE_TORCH"),
-    reason="the fixture programs need torch (pip install 'devlint[verify]')",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not HAS_TORCH and not os.environ.get("DEVLINT_REQUIRE_TORCH"),
+        reason="the fixture programs need torch (pip install 'devlint[verify]')",
+    ),
+]
 
 CPU_ONLY = DeviceSet(cuda=False, mps=False, torch_version="fake")
 CUDA_AND_MPS = DeviceSet(cuda=True, mps=True, torch_version="fake")

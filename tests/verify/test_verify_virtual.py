@@ -14,10 +14,13 @@ from pathlib import Path
 import pytest
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-pytestmark = pytest.mark.skipif(
-    not HAS_TORCH and not os.environ.get("DEVLINT_REQUIRE_TORCH"),
-    reason="the virtual device needs torch (pip install 'devlint[verify]')",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not HAS_TORCH and not os.environ.get("DEVLINT_REQUIRE_TORCH"),
+        reason="the virtual device needs torch (pip install 'devlint[verify]')",
+    ),
+]
 
 MIXED = "Expected all tensors to be on the same device, but found at least two devices"
 
