@@ -98,3 +98,22 @@ def test_virtual_cuda_and_the_cpu_are_untouched() -> None:
     assert torch.randn(4).take(torch.tensor([0])).shape == (1,)
     svd = torch.linalg.svd(torch.randn(3, 3))  # the session's composite kernels are gone
     assert svd.S.shape == (3,)
+
+
+@pytest.mark.parametrize("release", ["2.0", "2.13"])
+def test_attention_takes_the_mps_route_not_the_cpus(
+    release: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``scaled_dot_product_attention`` runs on MPS in every release; on the CPU it goes
+    through the CPU's own kernel choice and flash kernel, which MPS never runs."""
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    monkeypatch.delenv("PYTORCH_ENABLE_MPS_FALLBACK", raising=False)
+    monkeypatch.setenv("DEVLINT_MPS_TORCH", release)
+    with VirtualDevice("mps"):
+        q = torch.randn(1, 2, 4, 8, device="mps", requires_grad=True)
+        out = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        out.sum().backward()
+        assert out.device.type == "mps"
