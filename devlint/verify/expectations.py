@@ -1,11 +1,13 @@
 """``expect.toml``: what running each fixture does on each device, and checking a run against it.
 
-Pure data and functions: no torch, no processes. The format is documented in
-``fixtures/README.md``.
+Pure data and functions: no torch, no processes (the installed torch's version is read
+from its package metadata). The format is documented in ``fixtures/README.md``.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -22,7 +24,18 @@ DEVICES = ("cpu", "cuda", "mps")
 VIRTUAL_KEYS = {"cuda": "cuda-virtual", "mps": "mps-virtual"}
 _DEVICE_KEYS = (*DEVICES, *VIRTUAL_KEYS.values())
 _FILE_KEYS = {"reason", "isolated"}
-_OUTCOME_KEYS = {"raises", "match", "warns", "prints", "reason", "skip"}
+_OUTCOME_KEYS = {"raises", "match", "warns", "prints", "reason", "skip", "torch"}
+
+
+@functools.cache
+def installed_torch() -> tuple[int, int] | None:
+    """The installed torch's release (``(2, 13)``), or None where there is none."""
+    try:
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return (int(match[1]), int(match[2])) if match else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +160,19 @@ def _parse_outcome(value: Any, key: str, file_reason: str | None) -> Declared:
     reason = value.get("reason", file_reason)
     if reason is not None and not isinstance(reason, str):
         raise ValueError(f"{key}: reason must be a string")
+    floor = value.get("torch")
+    if floor is not None:  # ``{ torch = "2.12" }``: declared for that release and newer
+        match = re.fullmatch(r"(\d+)\.(\d+)", floor) if isinstance(floor, str) else None
+        if match is None:
+            raise ValueError(f'{key}: torch must be a release such as "2.12", got {floor!r}')
+        installed = installed_torch()
+        if installed is not None and installed < (int(match[1]), int(match[2])):
+            return Skip(
+                f"declared for torch {floor} and newer (installed: {installed[0]}.{installed[1]})"
+            )
+        value = {part: given for part, given in value.items() if part != "torch"}
+        if not set(value) - {"reason"}:
+            return Expectation(reason=value.get("reason", file_reason))
     if "skip" in value:
         if set(value) - {"skip", "reason"} or not isinstance(value["skip"], str):
             raise ValueError(f'{key}: skip takes only a reason string: {{ skip = "why" }}')

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from devlint.verify.expectations import (
     OK,
     Expectation,
@@ -257,3 +259,21 @@ def test_what_runs_know_of_a_rule_lives_in_its_class() -> None:
     assert mixing == ("DEV006", "DEV002", "DEV013", "DEV014", "DEV008")
     numpy = next(rules for pattern, rules in named.items() if "numpy" in pattern)
     assert numpy == ("DEV001", "DEV008")
+
+
+def test_an_outcome_declared_from_a_torch_release_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mps = { torch = "2.12" }``: ok from 2.12 on; with an older torch, skipped, saying why."""
+    from devlint.verify import expectations
+
+    text = '["a.py"]\nmps = { torch = "2.12" }\ncuda = { torch = "2.12", raises = "E" }\n'
+    monkeypatch.setattr(expectations, "installed_torch", lambda: (2, 13))
+    entry = expectations.parse_expect_toml(text).entries["a.py"]
+    assert entry.devices["mps"] == expectations.Expectation()
+    assert isinstance(entry.devices["cuda"], expectations.Expectation)
+    assert entry.devices["cuda"].raises == ("E",)
+    monkeypatch.setattr(expectations, "installed_torch", lambda: (2, 9))
+    entry = expectations.parse_expect_toml(text).entries["a.py"]
+    assert isinstance(entry.devices["mps"], expectations.Skip)
+    assert entry.devices["mps"].reason == "declared for torch 2.12 and newer (installed: 2.9)"
+    bad = expectations.parse_expect_toml('["a.py"]\nmps = { torch = "new" }\n')
+    assert bad.problems and "torch must be a release" in bad.problems[0]
