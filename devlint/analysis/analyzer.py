@@ -20,7 +20,12 @@ from devlint.analysis.calls import MAX_INLINED_SIZE
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.interpreter import Env
 from devlint.analysis.module_classes import ModuleClassInterpreter
-from devlint.analysis.project_imports import ModuleSummary, ProjectModules
+from devlint.analysis.project_imports import (
+    CallerCall,
+    CallerSummary,
+    ModuleSummary,
+    ProjectModules,
+)
 from devlint.analysis.values import CPU, CUDA, Kind, Value, may_be_accelerator
 
 # Statements of a function run for the flags on what it returns: argument parsers
@@ -33,6 +38,8 @@ class Analyzer(ModuleClassInterpreter):
 
     def analyze(self, module: cst.Module) -> FileFacts:
         self.cuda_module = self.cuda_required = requirements.imports_cuda_only_package(module)
+        if self.project_modules is not None:
+            self.caller_calls = self.project_modules.callers()
         self.block(module.body)
         self.note_mps_at_end(0)
         self.module_done = True
@@ -47,14 +54,11 @@ class Analyzer(ModuleClassInterpreter):
         missed = {name_guesses.aliased_flag(key, flags) or key for key in self.missed_attributes}
         if missed & flags:
             # A guard attribute was read before its assignment was seen: run once more.
-            again = Analyzer(self.guard_functions, self.guard_attributes)
-            again.project_modules = self.project_modules
-            return again.analyze(module)
+            return self.again(self.guard_attributes).analyze(module)
         if self.default_device_set and self.default_device == CPU:
             # ``torch.set_default_device(...)`` somewhere: factories and layers without
             # ``device=`` anywhere may land there, before or after it runs.
-            again = Analyzer(self.guard_functions, self.guard_attributes)
-            again.project_modules = self.project_modules
+            again = self.again(self.guard_attributes)
             again.default_device = None
             return again.analyze(module)
         self.decide_requirements(module)
@@ -91,6 +95,16 @@ class Analyzer(ModuleClassInterpreter):
         super().__init__(guard_functions, guard_attributes)
         self.seeded_guards = frozenset(guard_attributes)
 
+    def again(self, guard_attributes: Env) -> Analyzer:
+        """A fresh analyzer for one more run over the module, with this one's project
+        modules; an entry script's caller analysis keeps only the last run's calls."""
+        again = Analyzer(self.guard_functions, guard_attributes)
+        again.project_modules = self.project_modules
+        if self.project_calls is not None:
+            self.project_calls.clear()
+            again.project_calls = self.project_calls
+        return again
+
     def decide_requirements(self, module: cst.Module) -> None:
         """File-wide *CUDA required*: functions held by their callers, stream-creating
         modules, CUDA integration libraries (requirements.py)."""
@@ -113,8 +127,35 @@ def analyze(
     guards = frozenset(guard_functions)
     analyzer = Analyzer(guards, {})
     if origin is not None:
-        analyzer.project_modules = ProjectModules(origin, guards, summarize)
+        analyzer.project_modules = ProjectModules(origin, guards, summarize, caller_summary)
     return analyzer.analyze(module)
+
+
+def caller_summary(module: cst.Module, modules: ProjectModules) -> CallerSummary:
+    """What an entry script passes to the functions of the project modules it imports:
+    the script is analysed in full (its own project imports resolved, its callers not),
+    and each call of such a function is kept, its values made portable."""
+    analyzer = Analyzer(modules.guard_functions, {})
+    analyzer.project_modules = modules
+    calls: list[tuple[str, CallerCall]] = []
+    analyzer.project_calls = calls
+    analyzer.analyze(module)
+    found: CallerSummary = {}
+    for callee, call in calls:
+        origin = analyzer.project_origin(callee)
+        path = modules.path_of(origin[0], origin[1]) if origin is not None else None
+        if origin is None or path is None:
+            continue
+        portable = CallerCall(
+            tuple(project_imports.portable(value) for value in call.args),
+            {key: project_imports.portable(value) for key, value in call.keywords.items()},
+            {
+                key: {name: project_imports.portable(flag) for name, flag in given.items()}
+                for key, given in call.flags.items()
+            },
+        )
+        found.setdefault(path, {}).setdefault(origin[2], []).append(portable)
+    return found
 
 
 def _follows_inputs(analyzer: Analyzer, node: cst.FunctionDef) -> bool:
