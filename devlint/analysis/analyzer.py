@@ -75,6 +75,7 @@ class Analyzer(ModuleClassInterpreter):
             module_classes=self.module_classes,
             module_names=self.module_env,
             definition_literals=rec.definition_literals,
+            read_defaults=rec.read_defaults,
             device_named=rec.device_named,
             mps_at_end=rec.mps_at_end,
             star_bindings=self.star_bindings,

@@ -95,6 +95,12 @@ class CallInterpreter(EffectInterpreter):
         starred: list[Value] = []
         for arg in node.args:
             value = self.expr(arg.value)
+            if (
+                callee_value is None
+                or callee_value.qualname is None
+                or not (callee_value.qualname.startswith("torch."))
+            ):
+                self.note_read(value)  # ``attr.ib(default=torch.device("cuda"))``
             if arg.keyword is not None:
                 keywords[arg.keyword.value] = value
             elif arg.star:
@@ -233,6 +239,10 @@ class CallInterpreter(EffectInterpreter):
             return self.move_or_cast(node, receiver, method, args, keywords)
         if method == "add_argument":
             self.note_option(node, keywords)
+        if method == "format" and _is_cuda_template(receiver):
+            # ``"cuda:{}".format(rank)``: a CUDA device, like ``f"cuda:{rank}"``.
+            template = node.func.value if isinstance(node.func, cst.Attribute) else node
+            return Value(Kind.DEVICE, CUDA, cuda_defaults=self.unguarded(template, CUDA))
         if method == "type_as" and args:
             return receiver.moved(args[0].where, _move_steps(node, args[0], args[0].where))
         if (
@@ -613,6 +623,16 @@ _EffectHandler = Callable[[CallInterpreter, cst.Call, str, list[Value], dict[str
 
 
 _EFFECT_HANDLERS_BY_CLASS: dict[type, dict] = {}
+
+
+def _is_cuda_template(value: Value) -> bool:
+    """A string constant that formats into a CUDA device name: ``"cuda:{}"``."""
+    text = value.constant
+    return (
+        value.kind in (Kind.CONSTANT, Kind.DEVICE)
+        and isinstance(text, str)
+        and text.startswith("cuda:")
+    )
 
 
 def _effect_handlers(interpreter: type[CallInterpreter]) -> dict[Effect, _EffectHandler]:

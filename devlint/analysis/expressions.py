@@ -85,6 +85,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
             self.name_reads[node.value] += 1
         elif value.kind is Kind.IMPORTED and value.qualname in self.project_names:
             return self.project_value(value)  # ``from config import USE_CUDA``
+        self.note_read(value)
         return value
 
     def project_value(self, imported: Value) -> Value:
@@ -165,6 +166,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 alias = name_guesses.aliased_flag(key, self.guard_attributes)
                 known = self.guard_attributes[alias] if alias is not None else None
             if known is not None:
+                self.note_read(known)
                 return known
             self.missed_attributes.add(key)
         base = self.expr(node.value)
