@@ -46,6 +46,10 @@ CUDA_ONLY_CALLS = frozenset(
         "current_blas_handle", "get_sync_debug_mode", "CUDAGraph", "graph",
         "reset_accumulated_memory_stats",
         "nvtx.range_push", "nvtx.range_pop", "nvtx.range", "nvtx.mark",
+        # The legacy constructors (``torch.cuda.LongTensor(sizes)``): "type
+        # torch.cuda.LongTensor not available. Torch not compiled with CUDA enabled."
+        "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+        "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
     )
 )  # fmt: skip
 
