@@ -115,6 +115,13 @@ def main() -> None:
     """
 
 
+def top_level_help(prog_name: str, width: int) -> str:
+    """``devlint --help`` as click prints it (without the final newline) for a usage line
+    naming ``prog_name``, wrapped to ``width`` columns (what ``devlint.launch`` serves)."""
+    with click.Context(main, info_name=prog_name, terminal_width=width, **main.context_settings):
+        return main.get_help(click.get_current_context())
+
+
 def _codes_option(name: str, help_text: str) -> Any:
     return click.option(name, metavar="CODES", multiple=True, help=help_text)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,17 +30,34 @@ except SystemExit as done:
 print(json.dumps([code, sorted({{m.split(".")[0] for m in sys.modules}}),
                   sorted(m for m in sys.modules if m.startswith("devlint"))]))
 """
+# The same through the console script's entry point (devlint.launch), run as the script
+# runs it: sys.argv[0] is the script, __main__ a plain script.
+LAUNCH_PROBE = """
+import json, sys
+sys.argv = ["devlint", *{args!r}]
+from devlint.launch import main
+try:
+    main()
+    code = 0
+except SystemExit as done:
+    code = done.code
+print(json.dumps([code, sorted({{m.split(".")[0] for m in sys.modules}}),
+                  sorted(m for m in sys.modules if m.startswith("devlint"))]))
+"""
 HEAVY = {"libcst", "rich", "pygls", "lsprotocol", "torch", "pathspec", "packaging", "pygments"}
 BUG = "import torch\nx = torch.zeros(3).cuda()\n"
 
 
-def imported(args: list[str], cwd: Path) -> tuple[int, set[str], set[str]]:
+def imported(
+    args: list[str], cwd: Path, probe: str = PROBE, env: dict[str, str] | None = None
+) -> tuple[int, set[str], set[str]]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(args=args)],
+        [sys.executable, "-c", probe.format(args=args)],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=cwd,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     code, packages, modules = json.loads(done.stdout.splitlines()[-1])
@@ -74,3 +92,70 @@ def test_the_lazy_commands_help_is_their_own() -> None:
     for name, (module, help_text) in DefaultGroup.lazy_commands.items():
         command = getattr(importlib.import_module(module), name)
         assert inspect.cleandoc(command.help or "").split("\n\n")[0] == help_text, name
+
+
+def _env(columns: str | None) -> dict[str, str]:
+    """The environment with COLUMNS set (or unset: stdout, a pipe, then gives 80)."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    return env if columns is None else {**env, "COLUMNS": columns}
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["-h"]])
+def test_the_scripts_version_and_help_import_no_click(args: list[str], tmp_path: Path) -> None:
+    """The console script answers `--version` and `--help` before click is imported."""
+    code, packages, modules = imported(args, tmp_path, LAUNCH_PROBE, _env(None))
+    assert code == 0
+    assert not packages & (HEAVY | {"click", "logging", "tempfile", "difflib", "shutil"})
+    help_text = {"devlint.help_text"} if args != ["--version"] else set()
+    assert modules == {"devlint", "devlint.launch", *help_text}
+
+
+def test_a_narrow_terminals_help_is_clicks(tmp_path: Path) -> None:
+    """Under 80 columns click wraps the help narrower than the stored text: click answers."""
+    code, packages, modules = imported(["--help"], tmp_path, LAUNCH_PROBE, _env("60"))
+    assert code == 0
+    assert "click" in packages
+    assert "devlint.cli" in modules
+
+
+def _script(args: list[str], entry: str, env: dict[str, str], prog: str = "") -> bytes:
+    """``devlint ARGS`` in a fresh process through ``entry`` (``devlint.launch`` or
+    ``devlint.cli``), as the console script runs it, or with ``python -m devlint``'s
+    program name when ``prog`` says so."""
+    call = f"main(prog_name={prog!r})" if prog else "main()"
+    code = f"import sys; sys.argv = ['devlint', *{args!r}]; from {entry} import main; {call}"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, timeout=120, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("columns", [None, "80", "200", "79", "60"])
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["-h"]])
+def test_the_scripts_answers_are_clicks_byte_for_byte(args: list[str], columns: str | None) -> None:
+    env = _env(columns)
+    assert _script(args, "devlint.launch", env) == _script(args, "devlint.cli", env)
+    as_module = subprocess.run(
+        [sys.executable, "-m", "devlint", *args], capture_output=True, timeout=120, env=env
+    )
+    assert as_module.returncode == 0, as_module.stderr
+    assert as_module.stdout == _script(args, "devlint.cli", env, prog="python -m devlint")
+
+
+def test_the_stored_help_is_clicks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """devlint/help_text.py is click's `devlint --help`, for each program name it holds,
+    at its width (run `python scripts/write_help_text.py` after changing the CLI)."""
+    from devlint.cli import main, top_level_help
+    from devlint.help_text import HELP, WIDTH
+
+    monkeypatch.setenv("COLUMNS", str(WIDTH + 2))  # the terminal click renders WIDTH for
+    assert set(HELP) == {"devlint", "python -m devlint"}
+    for program, text in HELP.items():
+        assert top_level_help(program, WIDTH) == text, "run python scripts/write_help_text.py"
+        with pytest.raises(SystemExit) as done:
+            main(["--help"], prog_name=program)
+        assert done.value.code == 0
+        assert capsys.readouterr().out == text + "\n", "run python scripts/write_help_text.py"

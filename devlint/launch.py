@@ -1,0 +1,67 @@
+"""The console script's entry point: ``devlint --version`` and ``devlint --help`` answered
+before click is imported, everything else handed to the click command (``devlint.cli``).
+
+Importing click alone takes longer than the 100 ms ``--version`` and ``--help`` may take
+(bench/startup.py). These two answers are fixed: the version is devlint's, and the
+top-level help is click's own rendering, stored in ``devlint/help_text.py`` by
+``scripts/write_help_text.py`` and kept equal to click's by tests/test_startup.py.
+
+Only the exact command lines ``devlint --version``, ``devlint --help`` and ``devlint -h``
+take this path, and ``--help`` only when click would render at the stored width: click
+wraps its help to the terminal (``min(columns, 80) - 2``, at least 50), so a terminal
+narrower than 80 columns gets click's own rendering. Nothing else (configuration,
+environment) changes the top-level help or the version line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from devlint import __version__
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        sys.stdout.write(f"devlint, version {__version__}\n")  # click.version_option's
+        return
+    if args in (["--help"], ["-h"]):
+        from devlint.help_text import HELP, WIDTH
+
+        text = HELP.get(_program_name())
+        if text is not None and _help_width() == WIDTH:
+            sys.stdout.write(text + "\n")
+            return
+    from devlint.cli import main as click_main
+
+    click_main()
+
+
+def _program_name() -> str:
+    """The name click shows in the usage line (``click.utils._detect_program_name``):
+    the script's name, or ``python -m PACKAGE`` when run with ``-m``."""
+    path = sys.argv[0]
+    package = getattr(sys.modules["__main__"], "__package__", None)
+    if package in (None, ""):  # a script (the console script), not `python -m`
+        return os.path.basename(path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    module = package if name == "__main__" else f"{package}.{name}"
+    return f"python -m {module.lstrip('.')}"
+
+
+def _help_width() -> int:
+    """The width click's help formatter takes: ``shutil.get_terminal_size`` (``COLUMNS``,
+    else stdout's terminal, else 80), at most 80, less 2, at least 50."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        stdout = sys.__stdout__
+        try:
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout else 80
+        except (AttributeError, ValueError, OSError):  # closed, detached, not a terminal
+            columns = 80
+        columns = columns or 80
+    return max(min(columns, 80) - 2, 50)
