@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 from devlint import __version__
 
@@ -33,9 +34,32 @@ def main() -> None:
         if text is not None and _help_width() == WIDTH:
             sys.stdout.write(text + "\n")
             return
+    from devlint.cli import DefaultGroup
     from devlint.cli import main as click_main
 
-    click_main()
+    try:
+        click_main()
+    except SystemExit as done:
+        if args and args[0] in {*DefaultGroup.lazy_commands, "--help", "-h", "--version"}:
+            raise  # `run`, `verify`, `server`...: the interpreter's own exit, atexit and all
+        _exit_now(done)  # `check` (named or not)
+
+
+def _exit_now(done: SystemExit) -> NoReturn:
+    """End a check (``devlint PATH``, ``devlint check ...``) without the interpreter's
+    teardown: freeing every module and object one by one takes longer than a one-file
+    check itself (mypy's ``hard_exit`` does the same). The output is flushed first; a
+    check registers no atexit handler and leaves no thread or worker running. Where the
+    flush fails (a closed pipe) or the exit carries a message, the interpreter exits as
+    usual and reports it as it always has."""
+    if done.code is not None and not isinstance(done.code, int):
+        raise done
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        raise done from None
+    os._exit(done.code or 0)
 
 
 def _program_name() -> str:

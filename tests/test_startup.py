@@ -159,3 +159,65 @@ def test_the_stored_help_is_clicks(
             main(["--help"], prog_name=program)
         assert done.value.code == 0
         assert capsys.readouterr().out == text + "\n", "run python scripts/write_help_text.py"
+
+
+def test_a_check_through_the_script_exits_at_once_with_all_its_output(tmp_path: Path) -> None:
+    """devlint.launch ends a check with os._exit (no interpreter teardown): the exit code
+    and every line written before it, stdout and stderr, are as from click's own exit."""
+    many = "import torch\n" + "".join(f"x{i} = torch.zeros(3).cuda()\n" for i in range(400))
+    (tmp_path / "many.py").write_text(many)
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    for args in (
+        ["check", "--no-cache", "many.py", "missing.py"],  # 1: stdout and an error line
+        ["--no-cache", "--output-format", "concise", "many.py"],  # the default command
+        ["check", "--no-cache", "--exit-zero", "many.py"],  # 0
+        ["check", "--no-cache", "clean.py"],  # 0, a summary only
+        ["check", "--no-cache", "--select", "NOPE", "clean.py"],  # 2: a usage error
+    ):
+        script = _run(["-m", "devlint", *args], tmp_path)
+        in_process = _run(["-c", IN_PROCESS.format(args=args)], tmp_path)
+        assert script.returncode == in_process.returncode, args
+        assert (script.stdout, script.stderr) == (in_process.stdout, in_process.stderr), args
+    assert script.returncode == 2
+
+
+# devlint's click command, in a plain interpreter that exits as usual.
+IN_PROCESS = """
+import sys
+sys.argv = ["devlint", *{args!r}]
+from devlint.cli import main
+main(prog_name="python -m devlint")
+"""
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**_env(None), "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "hard"),
+    [(["rules"], False), (["rule", "DEV001"], False), (["check", "--help"], True)],
+)
+def test_only_a_check_skips_the_interpreters_exit(
+    args: list[str], hard: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`run`, `verify`, `server`, `rules`...: they may run other code (a user's script
+    under `run`) whose atexit handlers must run: those exit as usual, through SystemExit."""
+    from devlint import launch
+
+    def exit_now(status: int) -> None:
+        raise AssertionError(f"os._exit({status})")
+
+    monkeypatch.setattr(launch.os, "_exit", exit_now)
+    monkeypatch.setattr(sys, "argv", ["devlint", *args])
+    monkeypatch.chdir(tmp_path)
+    if hard:
+        with pytest.raises(AssertionError, match=r"os\._exit\(0\)"):
+            launch.main()
+    else:
+        with pytest.raises(SystemExit) as done:
+            launch.main()
+        assert done.value.code == 0
