@@ -31,7 +31,6 @@ from devlint.config import (
 from devlint.diagnostics import Diagnostic, FileResult, FixMode
 from devlint.discovery import discover, is_excluded
 from devlint.engine import UNREADABLE, CheckOptions, check_text, unreadable
-from devlint.fixing import fix_text
 from devlint.noqa import warn_invalid
 from devlint.rule import all_rules
 from devlint.runner import FileTask, default_jobs, run_files
@@ -243,6 +242,8 @@ def lint_source(
         warn_invalid(source.text, display, source.cells.locate if source.cells else None)
     if fix is None:
         return FileResult(_check(source, display, options))
+    from devlint.fixing import fix_text  # a plain check never fixes
+
     result = fix_text(source.text, display, options, fix.unsafe)
     if result.text == source.text:
         return FileResult(source.place(result.diagnostics))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from devlint.api import LintOutcome, LintRequest, Settings
     from devlint.diagnostics import Diagnostic, FixMode
     from devlint.report import RuleInfo
+    from devlint.rule import Rule
 
 
 class UserError(Exception):
@@ -528,24 +529,44 @@ def _print_diff(outcome: LintOutcome, exit_zero: bool, quiet: bool) -> int:
 _UNFIXABLE_HELP = "No automatic fix: fixes of {code} are turned off (`fixable` / `unfixable`)"
 
 
-def _rule_infos(unfixable: frozenset[str]) -> dict[str, RuleInfo]:
+def _rule_infos(unfixable: frozenset[str]) -> Mapping[str, RuleInfo]:
     """What the report says about each rule; ``unfixable``: codes whose fixes are off."""
-    from devlint.report import RuleInfo
     from devlint.rule import all_rules
 
-    return {
-        code: RuleInfo(
-            code,
-            rule.name,
-            rule.summary,
-            rule.fix is not None,
-            rule.default,
-            _UNFIXABLE_HELP.format(code=code)
-            if rule.fix is not None and code in unfixable
-            else rule.no_fix_help(),
-        )
-        for code, rule in all_rules().items()
-    }
+    return _RuleInfos(all_rules(), unfixable)
+
+
+class _RuleInfos(Mapping[str, "RuleInfo"]):
+    """Every rule's ``RuleInfo``, each built when the report first asks for it: a report
+    names a few rules, and the no-fix help of each comes from parsing its documentation."""
+
+    def __init__(self, rules: Mapping[str, type[Rule]], unfixable: frozenset[str]) -> None:
+        self._rules, self._unfixable = rules, unfixable
+        self._built: dict[str, RuleInfo] = {}
+
+    def __getitem__(self, code: str) -> RuleInfo:
+        info = self._built.get(code)
+        if info is None:
+            from devlint.report import RuleInfo
+
+            rule = self._rules[code]
+            info = self._built[code] = RuleInfo(
+                code,
+                rule.name,
+                rule.summary,
+                rule.fix is not None,
+                rule.default,
+                _UNFIXABLE_HELP.format(code=code)
+                if rule.fix is not None and code in self._unfixable
+                else rule.no_fix_help(),
+            )
+        return info
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rules)
+
+    def __len__(self) -> int:
+        return len(self._rules)
 
 
 def _add_noqa(found: list[Diagnostic], exit_zero: bool, say: bool = True) -> int:

@@ -34,15 +34,43 @@ def main() -> None:
         if text is not None and _help_width() == WIDTH:
             sys.stdout.write(text + "\n")
             return
-    from devlint.cli import DefaultGroup
-    from devlint.cli import main as click_main
+    import gc
 
+    gc.disable()  # importing makes many objects and no garbage: nothing to collect
+    try:
+        from devlint.cli import DefaultGroup
+        from devlint.cli import main as click_main
+
+        if not (args and args[0] in {*DefaultGroup.lazy_commands, "--help", "-h", "--version"}):
+            _import_for_a_check(args)
+    finally:
+        gc.enable()
     try:
         click_main()
     except SystemExit as done:
         if args and args[0] in {*DefaultGroup.lazy_commands, "--help", "-h", "--version"}:
             raise  # `run`, `verify`, `server`...: the interpreter's own exit, atexit and all
         _exit_now(done)  # `check` (named or not)
+
+
+def _import_for_a_check(args: list[str]) -> None:
+    """Import what any check runs (the API, the analysis, the rules) with the cycle
+    collector paused, and keep it out of every later collection (``gc.freeze``: it all
+    lives until the exit). Paused, the collector does not rescan the growing heap of
+    modules and classes over and over while they are imported. Not for ``check --help``,
+    which imports none of it; a failure here is left to the check itself to report."""
+    import gc
+
+    if "--help" in args or "-h" in args:
+        return
+    try:
+        import devlint.api  # noqa: F401
+        from devlint.rule import all_rules
+
+        all_rules()
+    except Exception:  # reported by the check, as always  # pragma: no cover
+        return
+    gc.freeze()
 
 
 def _exit_now(done: SystemExit) -> NoReturn:

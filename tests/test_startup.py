@@ -32,8 +32,13 @@ print(json.dumps([code, sorted({{m.split(".")[0] for m in sys.modules}}),
 """
 # The same through the console script's entry point (devlint.launch), run as the script
 # runs it: sys.argv[0] is the script, __main__ a plain script.
+# A check ends with os._exit (test_a_check_through_the_script_exits_at_once...): here it
+# raises SystemExit instead, so that the probe can speak.
 LAUNCH_PROBE = """
-import json, sys
+import gc, json, os, sys
+def exit_now(status):
+    raise SystemExit(status)
+os._exit = exit_now
 sys.argv = ["devlint", *{args!r}]
 from devlint.launch import main
 try:
@@ -42,7 +47,8 @@ try:
 except SystemExit as done:
     code = done.code
 print(json.dumps([code, sorted({{m.split(".")[0] for m in sys.modules}}),
-                  sorted(m for m in sys.modules if m.startswith("devlint"))]))
+                  sorted(m for m in sys.modules if m.startswith("devlint")),
+                  gc.isenabled(), gc.get_freeze_count()]), file=sys.stderr)
 """
 HEAVY = {"libcst", "rich", "pygls", "lsprotocol", "torch", "pathspec", "packaging", "pygments"}
 BUG = "import torch\nx = torch.zeros(3).cuda()\n"
@@ -60,7 +66,8 @@ def imported(
         env=env,
     )
     assert done.returncode == 0, done.stderr
-    code, packages, modules = json.loads(done.stdout.splitlines()[-1])
+    output = done.stderr if probe == LAUNCH_PROBE else done.stdout
+    code, packages, modules, *_ = json.loads(output.splitlines()[-1])
     return code, set(packages), set(modules)
 
 
@@ -74,7 +81,7 @@ def test_version_and_help_import_click_and_no_more(args: list[str], tmp_path: Pa
 
 
 def test_a_one_file_check_imports_what_checking_needs_only(tmp_path: Path) -> None:
-    """libcst and the rules, not the language server, rich, notebooks, fixing's writes, the
+    """libcst and the rules, not the language server, rich, notebooks, fixing, the
     pattern matcher (no excludes apply to a named file) or packaging (the project's torch
     requirement is read without it)."""
     (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["torch>=2.4"]\n')
@@ -85,6 +92,10 @@ def test_a_one_file_check_imports_what_checking_needs_only(tmp_path: Path) -> No
     unwanted = packages & (HEAVY - {"libcst"} | {"tempfile", "difflib", "hashlib"})
     assert not unwanted
     assert not {"devlint.notebooks", "devlint.server", "devlint.verify"} & modules
+    assert "devlint.fixing" not in modules  # a check without --fix fixes nothing
+    must = {"devlint.api", "devlint.engine", "devlint.analysis", "devlint.report.full_format"}
+    assert must <= modules
+    assert "devlint.rules.dev003_unguarded_cuda" in modules
 
 
 def test_the_lazy_commands_help_is_their_own() -> None:
@@ -108,6 +119,38 @@ def test_the_scripts_version_and_help_import_no_click(args: list[str], tmp_path:
     assert not packages & (HEAVY | {"click", "logging", "tempfile", "difflib", "shutil"})
     help_text = {"devlint.help_text"} if args != ["--version"] else set()
     assert modules == {"devlint", "devlint.launch", *help_text}
+
+
+def test_the_scripts_check_help_imports_the_cli_only(tmp_path: Path) -> None:
+    code, packages, modules = imported(["check", "--help"], tmp_path, LAUNCH_PROBE, _env(None))
+    assert code == 0
+    assert not packages & (HEAVY | {"logging", "tempfile", "difflib"})
+    assert modules == {"devlint", "devlint.launch", "devlint.cli", "devlint.formats"}
+
+
+def test_the_scripts_check_imports_with_the_collector_paused_then_frozen(
+    tmp_path: Path,
+) -> None:
+    """A check through the script imports what it needs, as a check through click does,
+    with the cycle collector paused; the collector runs again afterwards, and what was
+    imported is frozen out of its reach."""
+    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["torch>=2.4"]\n')
+    (tmp_path / "train.py").write_text(BUG)
+    args = ["check", "--no-cache", "train.py"]
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCH_PROBE.format(args=args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    code, packages, modules, enabled, frozen = json.loads(done.stderr.splitlines()[-1])
+    assert code == 1  # the bug is found
+    _, click_packages, click_modules = imported(args, tmp_path)
+    assert set(packages) - {"gc"} == click_packages - {"gc"}
+    assert set(modules) == click_modules | {"devlint.launch"}
+    assert enabled
+    assert frozen > 10_000
 
 
 def test_a_narrow_terminals_help_is_clicks(tmp_path: Path) -> None:
