@@ -19,8 +19,6 @@ from devlint.formats import DEFAULT_FORMAT, FORMATS, STATISTICS_FORMATS, TEXT_FO
 # needs (libcst, the analysis, the rules, the configuration, rich) is imported by the code
 # that uses it (tests/test_startup.py keeps it so; bench/startup.py times it).
 if TYPE_CHECKING:
-    import logging
-
     from devlint.api import LintOutcome, LintRequest, Settings
     from devlint.diagnostics import Diagnostic, FixMode
     from devlint.report import RuleInfo
@@ -351,7 +349,9 @@ def _with_options(command: Callable[..., None]) -> Callable[..., None]:
 def check(**options: Any) -> None:
     """Check PATHS (default: the current directory; `-` reads stdin)."""
     flags = CheckFlags(**options)
-    _log_setup(flags.quiet or flags.silent, flags.verbose and not flags.silent)
+    from devlint import log
+
+    log.configure(flags.quiet or flags.silent, flags.verbose and not flags.silent)
     with _errors(flags.verbose):
         from devlint.api import files_to_check, request_settings
 
@@ -405,22 +405,25 @@ def _lint(request: LintRequest, settings: Settings) -> LintOutcome:
     """``api.lint``, with what ``--verbose`` says about it."""
     import time
 
+    from devlint import log
     from devlint.api import lint
     from devlint.runner import default_jobs
 
     where = settings.config.path
-    _logger().info(
-        f"settings: {where if where is not None else 'no configuration file (defaults)'}"
-    )
+    if log.shows_info():
+        log.logger().info(
+            f"settings: {where if where is not None else 'no configuration file (defaults)'}"
+        )
     started = time.perf_counter()
     outcome = lint(request, settings)
     seconds = time.perf_counter() - started
     noun = "file" if outcome.files_checked == 1 else "files"
     jobs = request.jobs or default_jobs()
-    _logger().info(
-        f"checked {outcome.files_checked} {noun} in {seconds:.2f} s "
-        f"({outcome.cache_hits} from the cache, {jobs} worker processes at most)"
-    )
+    if log.shows_info():
+        log.logger().info(
+            f"checked {outcome.files_checked} {noun} in {seconds:.2f} s "
+            f"({outcome.cache_hits} from the cache, {jobs} worker processes at most)"
+        )
     return outcome
 
 
@@ -610,27 +613,6 @@ def _watch(flags: CheckFlags, request: LintRequest) -> NoReturn:
             sys.stdout.flush()
 
     watch(files, run, lambda text: click.echo(text, err=True))
-
-
-def _log_setup(quiet: bool, verbose: bool) -> None:
-    """devlint's log lines go to stderr: `warning: ...` (an invalid `# noqa`), and with
-    ``--verbose`` `info: ...`; ``--quiet`` keeps them all back."""
-    import logging
-
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
-    logger = _logger()
-    logger.handlers = [handler]
-    logger.propagate = False
-    logger.setLevel(logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING)
-    logging.addLevelName(logging.WARNING, "warning")
-    logging.addLevelName(logging.INFO, "info")
-
-
-def _logger() -> logging.Logger:
-    import logging
-
-    return logging.getLogger("devlint")
 
 
 def _fail(message: str) -> NoReturn:
