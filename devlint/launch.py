@@ -21,6 +21,8 @@ from typing import NoReturn
 
 from devlint import __version__
 
+_OPTIONS = ("--help", "-h", "--version")  # the top-level command's own
+
 
 def main() -> None:
     args = sys.argv[1:]
@@ -36,21 +38,26 @@ def main() -> None:
             return
     import gc
 
+    enabled = gc.isenabled()
     gc.disable()  # importing makes many objects and no garbage: nothing to collect
     try:
         from devlint.cli import DefaultGroup
         from devlint.cli import main as click_main
 
-        if not (args and args[0] in {*DefaultGroup.lazy_commands, "--help", "-h", "--version"}):
+        # `run`, `verify`, `server`, the rule commands, --help and --version are no check
+        first = args[0] if args else ""
+        checks = first not in DefaultGroup.lazy_commands and first not in _OPTIONS
+        if checks:
             _import_for_a_check(args)
     finally:
-        gc.enable()
+        if enabled:
+            gc.enable()
     try:
         click_main()
     except SystemExit as done:
-        if args and args[0] in {*DefaultGroup.lazy_commands, "--help", "-h", "--version"}:
-            raise  # `run`, `verify`, `server`...: the interpreter's own exit, atexit and all
-        _exit_now(done)  # `check` (named or not)
+        if not checks:
+            raise  # the interpreter's own exit, atexit handlers and all (`run` runs a script)
+        _exit_now(done)
 
 
 def _import_for_a_check(args: list[str]) -> None:
