@@ -9,6 +9,7 @@ runs only a module's top-level code, for the files that star-import it
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -37,7 +38,9 @@ class Analyzer(ModuleClassInterpreter):
     """Builds ``FileFacts`` for one module. Use ``analyze``."""
 
     def analyze(self, module: cst.Module) -> FileFacts:
-        self.cuda_module = self.cuda_required = requirements.imports_cuda_only_package(module)
+        origin = self.project_modules.origin if self.project_modules else None
+        own = frozenset(Path(os.path.abspath(origin)).parent.parts if origin else ())
+        self.cuda_module = self.cuda_required = requirements.imports_cuda_only_package(module, own)
         if self.project_modules is not None:
             self.caller_calls = self.project_modules.callers()
         self.block(module.body)
