@@ -56,12 +56,15 @@ class Float64ToMps(Rule):
             if call.method == "to" and not call.casts_only and call.receiver is not None:
                 target = call.args[0] if call.args else call.keywords.get("device")
                 if _float64(call.receiver) and _may_be_mps(target):
-                    yield Finding(call.node, MESSAGE, _float_first(call, call.receiver))
+                    assert target is not None
+                    fix = _float_first(call, call.receiver)
+                    yield Finding(call.node, MESSAGE, fix, target.placed)
             elif call.callee is not None and call.receiver is None:
                 result = facts.value_of(call.node)
                 device = call.keywords.get("device")
                 if _float64(result) and "dtype" not in call.keywords and _may_be_mps(device):
-                    yield Finding(call.node, MESSAGE, None)
+                    assert device is not None
+                    yield Finding(call.node, MESSAGE, None, device.placed)
 
 
 def _float64(value: Value) -> bool:

@@ -117,7 +117,7 @@ class OpNotOnMps(Rule):
                 continue
             verdict = found.verdict(target)
             if verdict is not None:
-                yield Finding(found.node, message(found, verdict, target))
+                yield Finding(found.node, message(found, verdict, target), None, found.placed)
 
 
 def message(found: OpCall, verdict: Verdict, target: TorchVersion) -> str:

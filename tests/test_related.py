@@ -90,6 +90,13 @@ def chain_at(fixture: str, row: int, code: str) -> list[tuple[int, str]]:
             17,
             [(7, "cuda availability tested here")],
         ),
+        ("DEV018", "bad_double_explicit.py", 7, [(4, DEVICE)]),
+        (
+            "DEV019",
+            "bad_accelerator_device.py",
+            13,
+            [(8, DEVICE), (12, "moved to the device here")],
+        ),
     ],
 )
 def test_rules_report_the_chain_of_the_analysis(

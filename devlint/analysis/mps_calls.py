@@ -20,7 +20,7 @@ import libcst as cst
 from devlint.analysis import mps_op_map
 from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.mps_op_map import CallEntry, Verdict
-from devlint.analysis.values import Kind, Placement
+from devlint.analysis.values import Kind, Placement, Step, chain
 from devlint.torch_target import TorchVersion, format_target
 
 _TENSOR_LIKE = (Kind.TENSOR, Kind.UNKNOWN)
@@ -33,6 +33,7 @@ class OpCall:
     node: cst.Call  # reported here: the call, or the module's constructor
     entry: CallEntry
     where: Placement  # None: not known
+    placed: tuple[Step, ...] = ()  # where its tensors (or device) got there
 
     @property
     def may_be_mps(self) -> bool:
@@ -84,9 +85,21 @@ def op_calls(facts: FileFacts) -> Iterator[OpCall]:
             classes, containers = _class_placements(facts), _containers(facts)
         if entry.kind == "module":
             where = _module_placement(facts, call.node, call.site.class_name, classes, containers)
+            yield OpCall(call.node, entry, where)
         else:
             where = _placement(facts, call, entry, classes)
-        yield OpCall(call.node, entry, where)
+            yield OpCall(call.node, entry, where, _steps(call, entry))
+
+
+def _steps(call: CallRecord, entry: CallEntry) -> tuple[Step, ...]:
+    """The placement steps of the values a tensor op runs on (or of its device)."""
+    if entry.kind == "method":
+        return call.receiver.placed if call.receiver is not None else ()
+    if entry.kind == "object":
+        device = call.keywords.get("device") or (call.args[0] if call.args else None)
+        return device.placed if device is not None else ()
+    values = [v for v in (*call.args, *call.keywords.values()) if v.kind in _TENSOR_LIKE]
+    return chain(*(value.placed for value in values))
 
 
 def _placement(
