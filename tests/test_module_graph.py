@@ -20,10 +20,27 @@ def modules() -> dict[str, Path]:
     return found
 
 
+def type_only(tree: ast.Module) -> set[int]:
+    """The ids of the nodes under ``if TYPE_CHECKING:``: imports for annotations, never run
+    (the interpreter's core names the handler classes that import it)."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+
+
 def imports(path: Path, known: dict[str, Path]) -> list[tuple[str, str]]:
-    """(module, name) for each ``from devlint... import name``, lazy imports included."""
+    """(module, name) for each ``from devlint... import name``, lazy imports included,
+    type-only ones (``if TYPE_CHECKING:``) not."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = type_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known:
             found += [(node.module, alias.name) for alias in node.names]
         elif isinstance(node, ast.Import):
