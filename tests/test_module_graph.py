@@ -107,3 +107,99 @@ def test_no_rule_imports_another_rule() -> None:
                 continue
             crossing += [f"{name} imports {t}" for t in targets if t in rules and t != name]
     assert crossing == []
+
+
+ANALYSIS = ROOT / "devlint" / "analysis"
+# What rules may import from the analysis: its query API (``FileFacts`` and the records,
+# the value lattice). Everything else they need is re-exported or answered there.
+RULE_ANALYSIS_IMPORTS = {"devlint.analysis.facts", "devlint.analysis.values"}
+# ``re.compile`` in the analysis outside ``name_guesses.py``, each with its reason.
+NON_NAME_PATTERNS = {
+    # Scans of a sibling module's source text before it is parsed (is it worth reading?),
+    # not guesses from a name.
+    "project_imports.py": 3,
+}
+
+
+def analysis_sources() -> dict[str, ast.Module]:
+    return {
+        path.name: ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted(ANALYSIS.glob("*.py"))
+    }
+
+
+def test_analysis_classes_derive_from_at_most_one_project_class() -> None:
+    """The interpreter is composed (a core and one handler per module), not one chain of
+    classes: a class of the analysis derives from at most one class of the project, which
+    itself derives from none (``object``, ``Enum``, ``Protocol``, libcst's visitors)."""
+    import importlib
+    import inspect
+
+    deep = []
+    for name in analysis_sources():
+        module = importlib.import_module(f"devlint.analysis.{name.removesuffix('.py')}")
+        for cls in vars(module).values():
+            if not inspect.isclass(cls) or cls.__module__ != module.__name__:
+                continue
+            project = [c for c in cls.__mro__[1:] if c.__module__.startswith("devlint")]
+            if len(project) > 1:
+                deep.append(f"{cls.__module__}.{cls.__qualname__}: {project}")
+    assert deep == []
+
+
+def test_analysis_has_no_not_implemented_stubs() -> None:
+    """No method stands in for one another part provides (``raise NotImplementedError``):
+    each handler calls the one that owns the method, so a search finds its callers."""
+    stubs = [
+        f"{name}:{node.lineno}"
+        for name, tree in analysis_sources().items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id == "NotImplementedError"
+    ]
+    assert stubs == []
+
+
+def test_effect_handlers_are_registered_by_reference() -> None:
+    """Every ``torch_api.Effect`` has its handler in ``effects.HANDLERS`` (no lookup by
+    name: ``getattr`` appears nowhere in the interpreter's handlers)."""
+    from devlint.analysis import effects, torch_api
+
+    assert set(effects.HANDLERS) == set(torch_api.Effect)
+    handlers = ("statements", "imports", "definitions", "expressions", "effects", "calls")
+    named = [
+        name
+        for name, tree in analysis_sources().items()
+        if name.removesuffix(".py") in (*handlers, "datasets", "module_classes", "interpreter")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id == "getattr"
+    ]
+    assert named == []
+
+
+def test_rules_import_only_the_query_api_of_the_analysis() -> None:
+    known = modules()
+    outside = []
+    for name in sorted(n for n in known if n.startswith("devlint.rules.")):
+        for module, item in imports(known[name], known):
+            target = f"{module}.{item}" if f"{module}.{item}" in known else module
+            if target.startswith("devlint.analysis") and target not in RULE_ANALYSIS_IMPORTS:
+                outside.append(f"{name} imports {target}")
+    assert outside == []
+
+
+def test_name_patterns_live_in_name_guesses() -> None:
+    """Every regular expression of the analysis is a name guess, in ``name_guesses.py``
+    (the one table of weak evidence), but the allow-listed ones (``NON_NAME_PATTERNS``)."""
+    found: dict[str, int] = {}
+    for name, tree in analysis_sources().items():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "compile"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "re"
+                and name != "name_guesses.py"
+            ):
+                found[name] = found.get(name, 0) + 1
+    assert found == NON_NAME_PATTERNS

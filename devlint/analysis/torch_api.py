@@ -293,7 +293,7 @@ STATELESS_MODULES = frozenset(
 def is_stateless_module(qualname: str) -> bool:
     """Modules without parameters: their device does not matter (losses, activations)."""
     leaf = qualname.rsplit(".", 1)[-1]
-    return leaf.endswith("Loss") or leaf in STATELESS_MODULES
+    return name_guesses.is_loss_class_name(leaf) or leaf in STATELESS_MODULES
 
 
 # Methods that place what they are called on: ``part.to(device)``, ``part.cuda()``.
