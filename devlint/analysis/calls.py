@@ -294,9 +294,8 @@ class Calls:
         if receiver.qualname and self.computes_like_forward(receiver.qualname, method):
             # ``vae.decode(z)``: computes with the module's parameters, like ``forward``.
             return self.value_call(node, receiver, args, keywords, [])
-        if receiver.qualname not in self.core.definitions.module_methods and may_be_accelerator(
-            receiver.where
-        ):
+        own_class = receiver.qualname in self.core.definitions.module_methods
+        if not own_class and may_be_accelerator(receiver.where):
             return _computed_by_moved(receiver, method, args)  # a class from another file
         return UNKNOWN
 
@@ -415,25 +414,19 @@ class Calls:
         keywords: dict[str, Value],
         starred: list[Value],
     ) -> Value:
+        core, definitions = self.core, self.core.definitions
         name = callee.qualname or ""
-        if name in self.core.guard_leaf_names or name_guesses.GUARD_FUNCTION_NAME.match(name):
+        if name in core.guard_leaf_names or name_guesses.GUARD_FUNCTION_NAME.match(name):
             return guards.CUDA_AVAILABLE
         if type(node.func) is cst.Name:
-            self.core.name_calls[node.func.value] += 1
+            core.name_calls[node.func.value] += 1
         if starred:
             return UNKNOWN
-        if (
-            name not in self.core.definitions.function_defs
-            and name in self.core.definitions.imported_returns
-        ):
-            return self.core.definitions.imported_returns[
-                name
-            ]  # a star-imported project module's function
-        if self.core.returns is None:  # not while inlining
-            self.core.definitions.call_args.setdefault(name, []).append(
-                (tuple(args), dict(keywords))
-            )
-        return self.inline_call(self.core.definitions.function_defs.get(name), args, keywords)
+        if name not in definitions.function_defs and name in definitions.imported_returns:
+            return definitions.imported_returns[name]  # a star-imported project module's function
+        if core.returns is None:  # not while inlining
+            definitions.call_args.setdefault(name, []).append((tuple(args), dict(keywords)))
+        return self.inline_call(definitions.function_defs.get(name), args, keywords)
 
     def module_call(self, node: cst.Call, callee: Value) -> Value:
         """Calling a module (or a value of unknown kind): its inputs meet its device."""

@@ -196,9 +196,8 @@ class Expressions:
                 # ``x.max(dim=1).values``): what a "tensor" value holds is on its device.
                 return base.derived()
         if attr in self.core.option_defaults and _holds_settings(node.value):
-            return self.core.option_defaults[
-                attr
-            ]  # ``args.device`` of ``--device``, default "cuda"
+            # ``args.device`` of ``--device``, default "cuda"
+            return self.core.option_defaults[attr]
         if (
             key is not None
             and name_guesses.is_device_like_name(key)
