@@ -115,9 +115,9 @@ ANALYSIS = ROOT / "devlint" / "analysis"
 RULE_ANALYSIS_IMPORTS = {"devlint.analysis.facts", "devlint.analysis.values"}
 # ``re.compile`` in the analysis outside ``name_guesses.py``, each with its reason.
 NON_NAME_PATTERNS = {
-    # Scans of a sibling module's source text before it is parsed (is it worth reading?),
-    # not guesses from a name.
-    "project_imports.py": 3,
+    # Scans of the project's source text before it is parsed (does a sibling test
+    # availability, define a name, does a script import the file?), not guesses from a name.
+    "project_imports.py": 4,
 }
 
 

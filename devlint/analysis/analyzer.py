@@ -26,7 +26,12 @@ from devlint.analysis.facts import FileFacts
 from devlint.analysis.imports import Imports
 from devlint.analysis.interpreter import Env, Interpreter
 from devlint.analysis.module_classes import ModuleClasses
-from devlint.analysis.project_imports import ModuleSummary, ProjectModules
+from devlint.analysis.project_imports import (
+    CallerCall,
+    CallerSummary,
+    ModuleSummary,
+    ProjectModules,
+)
 from devlint.analysis.statements import Statements
 from devlint.analysis.values import CPU, CUDA, Kind, Value, may_be_accelerator
 
@@ -58,6 +63,8 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
     """Analyse a module with a new interpreter core; the ``FileFacts`` for the rules."""
     definitions = core.definitions
     definitions.cuda_module = core.cuda_required = requirements.imports_cuda_only_package(module)
+    if core.imports.project_modules is not None:
+        core.imports.caller_calls = core.imports.project_modules.callers()
     core.statements.block(module.body)
     definitions.note_mps_at_end(0)
     core.module_done = True
@@ -70,17 +77,15 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
     definitions.run_pending()
     flags = core.guard_attributes.keys() - core.seeded_guards
     missed = {name_guesses.aliased_flag(key, flags) or key for key in core.missed_attributes}
-    project_modules = core.imports.project_modules
     if missed & flags:
         # A guard attribute was read before its assignment was seen: run once more.
-        again = new_interpreter(core.guard_functions, core.guard_attributes, project_modules)
-        return run(again, module)
+        return run(again(core, core.guard_attributes), module)
     if core.default_device_set and core.default_device == CPU:
         # ``torch.set_default_device(...)`` somewhere: factories and layers without
         # ``device=`` anywhere may land there, before or after it runs.
-        again = new_interpreter(core.guard_functions, core.guard_attributes, project_modules)
-        again.default_device = None
-        return run(again, module)
+        fresh = again(core, core.guard_attributes)
+        fresh.default_device = None
+        return run(fresh, module)
     decide_requirements(core, module)
     rec, imports = core.rec, core.imports
     return FileFacts(
@@ -112,6 +117,17 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
     )
 
 
+def again(core: Interpreter, guard_attributes: Env) -> Interpreter:
+    """A fresh interpreter for one more run over the module, with this one's project
+    modules; an entry script's caller analysis keeps only the last run's calls."""
+    imports = core.imports
+    fresh = new_interpreter(core.guard_functions, guard_attributes, imports.project_modules)
+    if imports.project_calls is not None:
+        imports.project_calls.clear()
+        fresh.imports.project_calls = imports.project_calls
+    return fresh
+
+
 def decide_requirements(core: Interpreter, module: cst.Module) -> None:
     """File-wide *CUDA required*: functions held by their callers, stream-creating
     modules, CUDA integration libraries (requirements.py)."""
@@ -132,8 +148,36 @@ def analyze(
     """Run the device-flow analysis over a parsed module; ``origin``, where the file is,
     resolves its star imports of the project's modules (``project_imports.py``)."""
     guards = frozenset(guard_functions)
-    project_modules = ProjectModules(origin, guards, summarize) if origin is not None else None
+    project_modules = (
+        ProjectModules(origin, guards, summarize, caller_summary) if origin is not None else None
+    )
     return run(new_interpreter(guards, {}, project_modules), module)
+
+
+def caller_summary(module: cst.Module, modules: ProjectModules) -> CallerSummary:
+    """What an entry script passes to the functions of the project modules it imports:
+    the script is analysed in full (its own project imports resolved, its callers not),
+    and each call of such a function is kept, its values made portable."""
+    core = new_interpreter(modules.guard_functions, {}, modules)
+    calls: list[tuple[str, CallerCall]] = []
+    core.imports.project_calls = calls
+    run(core, module)
+    found: CallerSummary = {}
+    for callee, call in calls:
+        origin = core.imports.project_origin(callee)
+        path = modules.path_of(origin[0], origin[1]) if origin is not None else None
+        if origin is None or path is None:
+            continue
+        portable = CallerCall(
+            tuple(project_imports.portable(value) for value in call.args),
+            {key: project_imports.portable(value) for key, value in call.keywords.items()},
+            {
+                key: {name: project_imports.portable(flag) for name, flag in given.items()}
+                for key, given in call.flags.items()
+            },
+        )
+        found.setdefault(path, {}).setdefault(origin[2], []).append(portable)
+    return found
 
 
 def _follows_inputs(core: Interpreter, node: cst.FunctionDef) -> bool:

@@ -18,6 +18,7 @@ from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.effects import is_float64
 from devlint.analysis.facts import CallRecord, Mix, Operand
 from devlint.analysis.interpreter import Env, Interpreter, Records, batch_of
+from devlint.analysis.project_imports import CallerCall
 from devlint.analysis.syntax import (
     changes_binding,
     computes_on_parameters,
@@ -109,6 +110,7 @@ class Calls:
             return self.method_call(node, receiver, method, args, keywords)
         if callee is not None:
             if self.core.imports.is_project_name(callee):
+                self.note_project_call(callee, node, args, keywords)
                 returned = self.project_call(callee, args)
                 if returned is not None:
                     return returned
@@ -143,6 +145,32 @@ class Calls:
         if name in summary.follows_inputs and on_inputs.kind is Kind.TENSOR:
             return on_inputs
         return None
+
+    def note_project_call(
+        self, callee: str, node: cst.Call, args: list[Value], keywords: dict[str, Value]
+    ) -> None:
+        """In an entry script's caller analysis (``analyzer.caller_summary``): what this
+        call of a project module's function passes, with the availability flags set on
+        each argument that is a name (``args.cuda``). Not while inlining."""
+        if self.core.imports.project_calls is None or self.core.returns is not None:
+            return
+        flags: dict[int | str, dict[str, Value]] = {}
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        named = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
+        keyed: list[tuple[int | str, cst.Arg]] = [*enumerate(positional), *named.items()]
+        for key, arg in keyed:
+            holder = dotted_name(arg.value)
+            prefix = f"{holder}."
+            found = {
+                name[len(prefix) :]: value
+                for name, value in [*self.core.module_env.items(), *self.core.env.items()]
+                if holder and name.startswith(prefix) and value.kind is Kind.GUARD
+            }
+            if found:
+                flags[key] = found
+        self.core.imports.project_calls.append(
+            (callee, CallerCall(tuple(args), dict(keywords), flags))
+        )
 
     def note_call(self, record: CallRecord, func: cst.BaseExpression) -> None:
         """Remember calls of this file's functions, and the DEV011 candidates in them, for

@@ -270,6 +270,9 @@ class Definitions:
                 # (DEV003 at the definition); a private one has no callers elsewhere.
                 own = env.get(name, UNKNOWN).cuda_defaults if public else ()
                 env[name] = replace(seed, cuda_defaults=(*seed.cuda_defaults, *own))
+            for key, flag in self.caller_flags(node).items():
+                env[key] = flag
+                self.core.remember(key)
         if class_name in self.module_classes and node.params.params:
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
             if node.name.value == "forward":  # the inputs of a module are tensors
@@ -310,10 +313,32 @@ class Definitions:
         here and never used as a value (a callback is called from places unseen)."""
         name = node.name.value
         return (
-            bool(self.call_args.get(name))
+            bool(self.call_args.get(name) or self.core.imports.caller_calls.get(name))
             and self.function_defs.get(name) is node
             and not self.used_as_value(name)
         )
+
+    def caller_flags(self, node: cst.FunctionDef) -> Env:
+        """``args.cuda`` for a parameter ``args`` of a function that only entry scripts
+        call here, each passing a namespace with that availability flag set (joined)."""
+        name = node.name.value
+        calls = self.core.imports.caller_calls.get(name)
+        if not calls or self.call_args.get(name) or not self.called_here(node):
+            return {}
+        positional = [*node.params.posonly_params, *node.params.params]
+        flags: Env = {}
+        for index, param in enumerate([*positional, *node.params.kwonly_params]):
+            keys: list[int | str] = [param.name.value]
+            if index < len(positional):
+                keys.insert(0, index)
+            passed = [next((c.flags[k] for k in keys if k in c.flags), {}) for c in calls]
+            for attribute in set.intersection(*(set(given) for given in passed)):
+                joined = passed[0][attribute]
+                for given in passed[1:]:
+                    joined = join(joined, given[attribute])
+                if joined.kind is Kind.GUARD:
+                    flags[f"{param.name.value}.{attribute}"] = joined
+        return flags
 
     def parameter_seeds(self, node: cst.FunctionDef) -> dict[str, Value]:
         """What a module-level function's parameters hold at every call in this file.
@@ -324,7 +349,13 @@ class Definitions:
         """
         if not self.called_here(node):
             return {}
-        calls = self.call_args[node.name.value]
+        calls = [
+            *self.call_args.get(node.name.value, ()),
+            *(
+                (call.args, call.keywords)
+                for call in self.core.imports.caller_calls.get(node.name.value, ())
+            ),
+        ]
         positional = [*node.params.posonly_params, *node.params.params]
         seeds: dict[str, Value] = {}
         for index, param in enumerate([*positional, *node.params.kwonly_params]):

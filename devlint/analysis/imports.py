@@ -13,7 +13,7 @@ import libcst as cst
 
 from devlint.analysis import name_guesses
 from devlint.analysis.interpreter import Interpreter
-from devlint.analysis.project_imports import ModuleSummary, ProjectModules
+from devlint.analysis.project_imports import CallerCall, ModuleSummary, ProjectModules
 from devlint.analysis.syntax import dotted_name, module_name
 from devlint.analysis.values import Kind, Value
 
@@ -37,6 +37,10 @@ class Imports:
         self.project_names: dict[str, tuple[int, str, str]] = {}
         self.project_packages: dict[str, str] = {}  # ``import utils``: qualname -> module
         self.project_values: dict[str, Value | None] = {}  # ``project_value``, by qualname
+        # In an entry script's caller analysis only: its calls of project functions.
+        self.project_calls: list[tuple[str, CallerCall]] | None = None
+        # The calls of this file's functions in the entry scripts that import it.
+        self.caller_calls: dict[str, list[CallerCall]] = {}
 
     def bind_returned_flags(self, small: cst.Assign) -> None:
         """``args = get_args()`` of a project module: the flags it set on ``args``."""
@@ -74,11 +78,7 @@ class Imports:
         there (``project_imports.py``); None when it is no project module. Without
         ``device_args`` (tensors that may be on an accelerator passed to it), only a module
         that tests availability is read."""
-        found = self.project_names.get(qualname)
-        if found is None and "." in qualname:  # ``utils.reduce_dict`` after ``import utils``
-            module, _, name = qualname.rpartition(".")
-            if module in self.project_packages:
-                found = (0, self.project_packages[module], name)
+        found = self.project_origin(qualname)
         if found is None or self.project_modules is None:
             return None
         level, module, name = found
@@ -89,6 +89,15 @@ class Imports:
             else modules.resolve_if_testing(level, module, name)
         )
         return (summary, name) if summary is not None else None
+
+    def project_origin(self, qualname: str) -> tuple[int, str, str] | None:
+        """(level, module, name) of the project module ``qualname`` was imported from."""
+        found = self.project_names.get(qualname)
+        if found is None and "." in qualname:  # ``utils.reduce_dict`` after ``import utils``
+            module, _, name = qualname.rpartition(".")
+            if module in self.project_packages:
+                found = (0, self.project_packages[module], name)
+        return found
 
     def import_names(self, node: cst.Import) -> None:
         for alias in node.names:

@@ -18,6 +18,14 @@ is missing, unreadable, too big or does not parse resolves to nothing: the file 
 analysed as before, with those names unknown. A summary holds values only, never nodes
 of the other module's tree (no diagnostic can point into it).
 
+Facts also flow the other way, from callers into callees (``ProjectModules.callers``):
+the entry scripts near the file (a ``__main__`` test) that import it are analysed in
+full (``analyzer.caller_summary``), and what they pass to the file's module-level
+functions (a model moved to the device, a loader, an ``args`` namespace with its
+availability flags: ``CallerCall``) seeds those functions' parameters as a call in the
+file itself would. Only entry scripts are read, at most ``MAX_CALLERS`` of them, each
+once per process and version.
+
 A file's result then depends on those siblings: ``dependencies_of`` names the ones its
 analysis read, and the result cache keeps them with the result.
 """
@@ -37,6 +45,7 @@ from devlint.analysis.values import Placement, Value
 
 MAX_MODULE_BYTES = 1_000_000  # a bigger module is generated code, not a helper module
 MAX_PACKAGE_DEPTH = 8  # package folders walked up for an absolute import
+MAX_CALLERS = 6  # entry scripts read for the calls of one file's functions
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,23 +67,92 @@ class ModuleSummary:
     returned_flags: dict[str, dict[str, Value]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class CallerCall:
+    """One call of a project module's function, seen in an entry script that imports it:
+    the values passed, and the availability flags set on each argument that is a name
+    (``train(model, loader, args)`` with ``args.cuda = ... is_available()``), by position
+    or keyword."""
+
+    args: tuple[Value, ...]
+    keywords: dict[str, Value]
+    flags: dict[int | str, dict[str, Value]] = field(default_factory=dict)
+
+
+# What one entry script calls: the callee module's resolved path -> function -> calls.
+CallerSummary = dict[Path, dict[str, list[CallerCall]]]
 Summarize = Callable[[cst.Module, frozenset[str]], ModuleSummary]
+SummarizeCallers = Callable[[cst.Module, "ProjectModules"], CallerSummary]
 # The project modules each file's analysis resolved, by the file's origin (``dependencies_of``).
 _READ_BY: dict[Path, set[Path]] = {}
 # (resolved path, guard functions) -> ((mtime, size), summary or None)
 _SUMMARIES: dict[tuple[Path, frozenset[str]], tuple[tuple[int, int], ModuleSummary | None]] = {}
+# (entry script's resolved path, guard functions) -> ((mtime, size), its calls, what it read)
+_CALLERS: dict[
+    tuple[Path, frozenset[str]], tuple[tuple[int, int], CallerSummary, frozenset[Path]]
+] = {}
 
 
 class ProjectModules:
     """The project modules one file (at ``origin``) star-imports, summarised."""
 
-    def __init__(self, origin: Path, guard_functions: frozenset[str], summarize: Summarize):
+    def __init__(
+        self,
+        origin: Path,
+        guard_functions: frozenset[str],
+        summarize: Summarize,
+        summarize_callers: SummarizeCallers | None = None,
+    ):
+        """``summarize_callers``: read the entry scripts that import the file (``callers``);
+        None for an entry script's own caller analysis (no chains of callers)."""
         self.origin, self.guard_functions, self.summarize = origin, guard_functions, summarize
+        self.summarize_callers = summarize_callers
         self.read: set[Path] = set()  # the modules resolved (``dependencies_of``)
         self.resolved: dict[tuple[int, str], ModuleSummary | None] = {}
         self.paths: dict[tuple[int, str], Path | None] = {}
         self.testing: dict[Path, frozenset[str]] = {}  # ``_testing_functions`` of each
-        _READ_BY[origin] = self.read
+        self.calls: dict[str, list[CallerCall]] | None = None  # ``callers``, once
+        if summarize_callers is not None:
+            _READ_BY[origin] = self.read
+
+    def callers(self) -> dict[str, list[CallerCall]]:
+        """The calls of this file's module-level functions in the entry scripts that
+        import it, by function name (empty when none is found or read)."""
+        if self.calls is None:
+            self.calls = {}
+            if self.summarize_callers is not None:
+                here = Path(os.path.realpath(self.origin))
+                for path in _importers(self.origin):
+                    self.read.add(path)
+                    summary, read = self.callers_in(path)
+                    self.read.update(read - {here})
+                    for name, calls in summary.get(here, {}).items():
+                        self.calls.setdefault(name, []).extend(calls)
+        return self.calls
+
+    def callers_in(self, path: Path) -> tuple[CallerSummary, frozenset[Path]]:
+        """What the entry script at ``path`` passes to project modules' functions, and
+        the modules its analysis read; cached per process, file and version."""
+        assert self.summarize_callers is not None
+        try:
+            status = path.stat()
+        except OSError:
+            return {}, frozenset()
+        key, stamp = (path, self.guard_functions), (status.st_mtime_ns, status.st_size)
+        cached = _CALLERS.get(key)
+        if cached is None or cached[0] != stamp:
+            modules = ProjectModules(path, self.guard_functions, self.summarize)
+            summary: CallerSummary = {}
+            if status.st_size <= MAX_MODULE_BYTES:
+                try:
+                    module = cst.parse_module(path.read_bytes().decode("utf-8-sig"))
+                    summary = self.summarize_callers(module, modules)
+                except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
+                    pass
+                except Exception:  # a devlint bug on the caller must not fail the callee
+                    pass
+            cached = _CALLERS[key] = (stamp, summary, frozenset(modules.read))
+        return cached[1], cached[2]
 
     def resolve(self, level: int, module: str) -> ModuleSummary | None:
         """The summary of ``from <"." * level><module> import ...``; None: no project
@@ -164,6 +242,63 @@ def _testing_functions(path: Path) -> frozenset[str]:
             cached = _TESTING_FUNCTIONS[path] = (stamp, found)
     except OSError:
         return frozenset()
+    return cached[1]
+
+
+def _importers(origin: Path) -> list[Path]:
+    """The entry scripts (files that test ``__main__``) in the file's folder and the
+    package folders above it (and the folder holding the top package) whose text imports
+    the file's module by name; at most ``MAX_CALLERS``, read as bytes, never parsed."""
+    stem = origin.stem if origin.stem != "__init__" else origin.parent.name
+    if not stem.isidentifier():
+        return []
+    imports_it = re.compile(
+        rb"^[ \t]*(?:from|import)[ \t][^\n]*\b" + re.escape(stem.encode()) + rb"\b", re.M
+    )
+    here = os.path.realpath(origin)
+    folder = os.path.dirname(here)
+    folders = [folder]
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and len(folders) <= MAX_PACKAGE_DEPTH:
+        folder = os.path.dirname(folder)
+        folders.append(folder)
+    found: list[Path] = []
+    for folder in folders:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.endswith(".py") and path != here:
+                data = _entry_script_text(path)
+                if data is not None and imports_it.search(data):
+                    found.append(Path(path))
+                    if len(found) == MAX_CALLERS:
+                        return found
+    return found
+
+
+# path -> ((mtime, size), its text if it is an entry script), per process
+_ENTRY_SCRIPTS: dict[str, tuple[tuple[int, int], bytes | None]] = {}
+
+
+def _entry_script_text(path: str) -> bytes | None:
+    """The text of a file that tests ``__main__`` (an entry script), else None."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    stamp = (status.st_mtime_ns, status.st_size)
+    cached = _ENTRY_SCRIPTS.get(path)
+    if cached is None or cached[0] != stamp:
+        data: bytes | None = None
+        if status.st_size <= MAX_MODULE_BYTES and os.path.isfile(path):
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                data = None
+        cached = _ENTRY_SCRIPTS[path] = (stamp, data if data and b"__main__" in data else None)
     return cached[1]
 
 

@@ -348,3 +348,79 @@ def test_torch_passed_on_by_a_star_import_of_user_code(tmp_path: Path) -> None:
     assert codes(evaluate, origin=evaluate) == ["4:DEV007"]  # models read: its torch
     plain = write(tmp_path, "plain.py", "net.load_state_dict(torch.load('snapshot.pth'))\n")
     assert codes(plain) == []  # no star import: an unbound name stays unknown
+
+
+CALLEE = """
+    import torch
+    import torch.nn.functional as F
+
+    def train(model, loader, args):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            if args.cuda:
+                x, y = x.cuda(), y.cuda()
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            print(loss.item())
+"""
+
+ENTRY = """
+    import argparse
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader
+    from {module} import train
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--no-cuda", action="store_true")
+    args = parser.parse_args()
+    args.cuda = {flag}
+
+    def main():
+        device = torch.device("cuda" if args.cuda else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        train(model, DataLoader(range(8)), args)
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+EVERY = CheckOptions(frozenset(all_rules()))
+
+
+def flow_codes(path: Path) -> list[str]:
+    """DEV003 and DEV012 (not a default rule) of a file checked where it is."""
+    found = check_text(path.read_text(encoding="utf-8"), str(path), replace(EVERY, origin=path))
+    return [f"{d.start.row}:{d.code}" for d in found if d.code in ("DEV003", "DEV012")]
+
+
+def test_an_entry_scripts_arguments_seed_the_callees_parameters(tmp_path: Path) -> None:
+    callee = write(tmp_path, "train.py", CALLEE)
+    alone = flow_codes(callee)
+    # No caller seen: ``args.cuda`` is unknown, the moves are reported.
+    assert alone == ["8:DEV003", "8:DEV003", "13:DEV012"]
+    flag = "not args.no_cuda and torch.cuda.is_available()"
+    main = write(tmp_path, "main.py", ENTRY.format(module="train", flag=flag))
+    # main.py passes a namespace whose ``cuda`` flag tests availability, and a model on
+    # the device: the moves are guarded, the per-step ``.item()`` syncs with the device.
+    assert flow_codes(callee) == ["13:DEV012"]
+    assert project_imports.dependencies_of(callee) == [main.resolve()]
+    # A flag that is the user's option alone is no guard.
+    write(tmp_path, "main.py", ENTRY.format(module="train", flag="not args.no_cuda"))
+    assert flow_codes(callee) == ["8:DEV003", "8:DEV003", "13:DEV012"]
+
+
+def test_only_entry_scripts_that_import_the_file_are_read(tmp_path: Path) -> None:
+    callee = write(tmp_path, "train.py", CALLEE)
+    flag = "not args.no_cuda and torch.cuda.is_available()"
+    library = ENTRY.format(module="train", flag=flag).replace('if __name__ == "__main__"', "if 1")
+    write(tmp_path, "helper.py", library)  # not an entry script
+    write(tmp_path, "other.py", ENTRY.format(module="trainer", flag=flag))  # another module
+    assert flow_codes(callee) == ["8:DEV003", "8:DEV003", "13:DEV012"]
+    write(tmp_path, "pkg/__init__.py", "")
+    inner = write(tmp_path, "pkg/train.py", CALLEE)
+    write(tmp_path, "run.py", ENTRY.format(module="pkg.train", flag=flag))  # above the package
+    assert flow_codes(inner) == ["13:DEV012"]
