@@ -88,7 +88,7 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
         return run(fresh, module)
     decide_requirements(core, module)
     rec, imports = core.rec, core.imports
-    return FileFacts(
+    facts = FileFacts(
         calls=list(rec.calls.values()),
         mixes=list(rec.mixes.values()),
         conditionals=list(rec.conditionals.values()),
@@ -115,6 +115,9 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
             )
         },
     )
+    if facts.resolve_stars is None:  # nothing runs the interpreter again
+        core.close()
+    return facts
 
 
 def again(core: Interpreter, guard_attributes: Env) -> Interpreter:
@@ -125,6 +128,7 @@ def again(core: Interpreter, guard_attributes: Env) -> Interpreter:
     if imports.project_calls is not None:
         imports.project_calls.clear()
         fresh.imports.project_calls = imports.project_calls
+    core.close()
     return fresh
 
 
@@ -159,12 +163,13 @@ def caller_summary(module: cst.Module, modules: ProjectModules) -> CallerSummary
     the script is analysed in full (its own project imports resolved, its callers not),
     and each call of such a function is kept, its values made portable."""
     core = new_interpreter(modules.guard_functions, {}, modules)
+    imports = core.imports  # ``run`` closes the core
     calls: list[tuple[str, CallerCall]] = []
-    core.imports.project_calls = calls
+    imports.project_calls = calls
     run(core, module)
     found: CallerSummary = {}
     for callee, call in calls:
-        origin = core.imports.project_origin(callee)
+        origin = imports.project_origin(callee)
         path = modules.path_of(origin[0], origin[1]) if origin is not None else None
         if origin is None or path is None:
             continue
@@ -241,7 +246,7 @@ def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSumm
         for name, node in definitions.function_defs.items()
         if not may_be_accelerator(returns[name].where) and _follows_inputs(core, node)
     )
-    return ModuleSummary(
+    summary = ModuleSummary(
         names,
         frozenset(definitions.module_classes),
         frozenset(definitions.stateless_classes),
@@ -255,3 +260,5 @@ def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSumm
             if (flags := _returned_flags(core, node))
         },
     )
+    core.close()
+    return summary
