@@ -19,6 +19,7 @@ PLACEMENT_KEYWORDS = ("device", "map_location")
 FIXABLE = frozenset({"cuda", "cuda:0"})
 TORCH_CUDA_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
 DEFAULT_MESSAGE = 'Device `"cuda"` is used for placement without a CUDA availability check'
+DEVICE_MESSAGE = '`torch.device("cuda")` without a CUDA availability check'
 INDEX_FIX = "Keep the index where CUDA is available"
 # Where an index names no CUDA device: the next choice as a device string.
 NOT_CUDA = '"mps" if {torch}.backends.mps.is_available() else "cpu"'
@@ -37,9 +38,12 @@ class UnguardedCuda(Rule):
     An integer is a device index (`.to(0)`, `.to(rank)` with `rank = int(...)` or
     `gpu_id: int`, `device=rank`).
 
-    A CUDA device written once and placed with later (`device = "cuda"`, a parameter
-    default `device="cuda"`, an argparse `--device` default, `"cuda" if args.cuda else
-    "cpu"`) is reported once, at the `"cuda"` literal, not at every placement. An object of
+    A CUDA device written once and placed with later (`device = "cuda"`, `device =
+    torch.device("cuda")`, a parameter default `device="cuda"`, an argparse `--device`
+    default, `"cuda" if args.cuda else "cpu"`) is reported once, where it is written, and
+    only if it reaches a placement or is handed on (stored on an object, passed to a
+    call) outside every guard: one never used, used only where CUDA is available, or
+    replaced by the CPU under `if not torch.cuda.is_available():` is not. An object of
     a class in the file whose own `cuda()` moves its tensors (`sampler.cuda()`) places
     them too; a class whose `cuda()` moves nothing does not.
 
@@ -135,14 +139,21 @@ class UnguardedCuda(Rule):
                     reached.setdefault(id(literal), []).append(
                         Step(call.node, "reaches this placement")
                     )
+        for key, device_call in facts.read_defaults.items():
+            defaults.setdefault(key, device_call)  # handed on outside every guard: in use
+            reached.setdefault(key, [])
         for key, literal in defaults.items():
-            if key not in direct:
-                fix = (
-                    _replace_literal(literal, "{selection_str}")
-                    if key in facts.definition_literals or _indexed(literal)
-                    else None
-                )
-                yield Finding(literal, DEFAULT_MESSAGE, fix, tuple(reached[key]))
+            if key in direct:
+                continue
+            if isinstance(literal, cst.Call):  # ``device = torch.device("cuda")``
+                yield Finding(literal, DEVICE_MESSAGE, _device_fix(literal), tuple(reached[key]))
+                continue
+            fix = (
+                _replace_literal(literal, "{selection_str}")
+                if key in facts.definition_literals or _indexed(literal)
+                else None
+            )
+            yield Finding(literal, DEFAULT_MESSAGE, fix, tuple(reached[key]))
 
     def _placements(
         self, call: CallRecord, facts: FileFacts, mappers: dict[int, FixPlan]
@@ -163,7 +174,7 @@ class UnguardedCuda(Rule):
         placeable = call.receiver is None or may_be_placed(call.receiver)
         if call.method == "to" and call.args and node.args[0].keyword is None and placeable:
             placed.append((node.args[0].value, call.args[0], "to"))
-        elif call.callee == "torch.device" and not call.reference_only and call.args:
+        elif call.callee == "torch.device" and call.args and is_index(call.args[0]):
             placed.append((node.args[0].value, call.args[0], "torch.device"))
         for arg in node.args if places_by_keyword(call.callee) else ():
             keyword = arg.keyword.value if arg.keyword is not None else None
@@ -187,11 +198,6 @@ class UnguardedCuda(Rule):
             elif how == "to":
                 message = '`.to("cuda")` without a CUDA availability check'
                 yield Finding(node, message, _replace_literal(expression, "{device}")), expression
-            elif how == "torch.device":
-                message = '`torch.device("cuda")` without a CUDA availability check'
-                one_gpu = all(_is_zero(arg.value) for arg in node.args[1:])  # not ("cuda", rank)
-                fix = _replace_literal(expression, "{selection}", node) if one_gpu else None
-                yield Finding(node, message, fix), expression
             else:
                 arg = next(a for a in node.args if a.value is expression)
                 message = f'`{how}="cuda"` without a CUDA availability check'
@@ -298,6 +304,14 @@ def _to(call: cst.Call) -> FixPlan | None:
 
 def _is_zero(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Integer) and node.evaluated_value == 0
+
+
+def _device_fix(call: cst.Call) -> FixPlan | None:
+    """``torch.device("cuda")`` -> the selection (a ``torch.device`` still); none for
+    ``torch.device("cuda", rank)``, one GPU of several."""
+    literal = call.args[0].value
+    one_gpu = all(_is_zero(arg.value) for arg in call.args[1:])
+    return _replace_literal(literal, "{selection}", call) if one_gpu else None
 
 
 def _replace_literal(

@@ -100,6 +100,7 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
         module_classes=definitions.module_classes,
         module_names=core.module_env,
         definition_literals=rec.definition_literals,
+        read_defaults=rec.read_defaults,
         device_named=rec.device_named,
         mps_at_end=rec.mps_at_end,
         star_bindings=imports.star_bindings,

@@ -93,6 +93,12 @@ class Calls:
         starred: list[Value] = []
         for arg in node.args:
             value = self.core.expressions.expr(arg.value)
+            if (
+                callee_value is None
+                or callee_value.qualname is None
+                or not (callee_value.qualname.startswith("torch."))
+            ):
+                self.core.note_read(value)  # ``attr.ib(default=torch.device("cuda"))``
             if arg.keyword is not None:
                 keywords[arg.keyword.value] = value
             elif arg.star:
@@ -233,6 +239,12 @@ class Calls:
             return self.move_or_cast(node, receiver, method, args, keywords)
         if method == "add_argument":
             self.note_option(node, keywords)
+        if method == "format" and _is_cuda_template(receiver):
+            # ``"cuda:{}".format(rank)``: a CUDA device, like ``f"cuda:{rank}"``.
+            template = node.func.value if isinstance(node.func, cst.Attribute) else node
+            return Value(
+                Kind.DEVICE, CUDA, cuda_defaults=self.core.expressions.unguarded(template, CUDA)
+            )
         if method == "type_as" and args:
             return receiver.moved(args[0].where, _move_steps(node, args[0], args[0].where))
         if (
@@ -615,3 +627,13 @@ def _default_device(param: cst.Param) -> Placement:
     """The device a parameter's literal default names (``device="cpu"``), else None."""
     text = string_value(param.default) if param.default is not None else None
     return placement_of_device_string(text) if text is not None else None
+
+
+def _is_cuda_template(value: Value) -> bool:
+    """A string constant that formats into a CUDA device name: ``"cuda:{}"``."""
+    text = value.constant
+    return (
+        value.kind in (Kind.CONSTANT, Kind.DEVICE)
+        and isinstance(text, str)
+        and text.startswith("cuda:")
+    )

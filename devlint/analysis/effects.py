@@ -15,7 +15,7 @@ import libcst as cst
 
 from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.interpreter import Interpreter
-from devlint.analysis.syntax import dotted_name, string_value
+from devlint.analysis.syntax import dotted_name, string_value, strings_in
 from devlint.analysis.torch_api import Effect
 from devlint.analysis.values import (
     ANY_DEVICE,
@@ -62,6 +62,9 @@ def _floating_by_default(node: cst.Call, callee: str) -> bool:
     )
 
 
+_DEVICE_KW = ("type", "device")  # ``torch.device(type=..., index=...)``
+
+
 class Effects:
     """The effect handlers (see the module docstring)."""
 
@@ -100,7 +103,16 @@ class Effects:
         first = keywords.get("type") or keywords.get("device") or (args[0] if args else None)
         if first is not None and first.kind is Kind.DEVICE:
             chosen = first.placed or (Step(node, "device chosen here"),)
-            return Value(Kind.DEVICE, first.where, cuda_defaults=first.cuda_defaults, placed=chosen)
+            # ``torch.device("cuda")``: a CUDA default like the literal it converts, named
+            # by the whole call (reported, and fixed, there if it reaches a placement).
+            written = [arg.value for arg in node.args if arg.keyword is None][:1] + [
+                arg.value for arg in node.args if arg.keyword and arg.keyword.value in _DEVICE_KW
+            ]
+            inside = {id(literal) for arg in written for literal in [arg, *strings_in(arg)]}
+            defaults = tuple(d for d in first.cuda_defaults if id(d) not in inside)
+            if len(defaults) < len(first.cuda_defaults):
+                defaults = (node, *defaults)
+            return Value(Kind.DEVICE, first.where, cuda_defaults=defaults, placed=chosen)
         if first is not None and first.kind is Kind.CONSTANT and isinstance(first.constant, str):
             return Value(Kind.DEVICE)  # ``torch.device("meta")``: none of cpu, cuda, mps
         return Value(Kind.DEVICE, ANY_DEVICE)

@@ -86,6 +86,7 @@ class Expressions:
             self.core.name_reads[node.value] += 1
         elif value.kind is Kind.IMPORTED and value.qualname in self.core.imports.project_names:
             return self.project_value(value)  # ``from config import USE_CUDA``
+        self.core.note_read(value)
         return value
 
     def project_value(self, imported: Value) -> Value:
@@ -170,6 +171,7 @@ class Expressions:
                 alias = name_guesses.aliased_flag(key, self.core.guard_attributes)
                 known = self.core.guard_attributes[alias] if alias is not None else None
             if known is not None:
+                self.core.note_read(known)
                 return known
             self.core.missed_attributes.add(key)
         base = self.expr(node.value)

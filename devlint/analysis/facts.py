@@ -327,6 +327,8 @@ class FileFacts:
     # ids of CUDA literals that are a whole definition (``device = "cuda"``, a parameter or
     # ``--device`` default): where a CUDA default is reported and fixed (DEV003).
     definition_literals: set[int] = field(default_factory=set)
+    # ``torch.device("cuda")`` calls whose device is read outside every guard, by id.
+    read_defaults: dict[int, cst.Call] = field(default_factory=dict)
     # Expressions assigned to a device-like name (``device = 0 if avail else -1``).
     device_named: set[int] = field(default_factory=set)
     # Module-level functions this file calls with values that may be on an accelerator:

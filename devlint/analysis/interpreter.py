@@ -147,6 +147,9 @@ class Records:
     # that may still hold it where that code ends (a CUDA-or-CPU choice overridden by it).
     mps_assigned: set[tuple[int, str]] = field(default_factory=set)
     mps_at_end: set[tuple[int, str]] = field(default_factory=set)
+    # ``torch.device("cuda")`` calls whose device is read outside every guard (a name read,
+    # an argument, an attribute store): the default is in use (DEV003), by call id.
+    read_defaults: dict[int, cst.Call] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -280,8 +283,19 @@ class Interpreter:
         elif type(target) is cst.Subscript:
             self.bind_subscript(target, value)
 
+    def note_read(self, value: Value) -> None:
+        """A device read outside every guard: its ``torch.device("cuda")`` defaults are
+        in use (``Records.read_defaults``); one never read, or read only where CUDA is
+        available, places nothing."""
+        if value.cuda_defaults and not self.ctx.guarded:
+            for default in value.cuda_defaults:
+                if type(default) is cst.Call:
+                    self.rec.read_defaults[id(default)] = default
+
     def store(self, key: str, value: Value, target: cst.BaseExpression | None = None) -> None:
         """Bind a dotted key, forgetting what was known about its attributes."""
+        if "." in key:
+            self.note_read(value)  # ``args.device = torch.device("cuda")``: handed on
         self.env[key] = value
         self.remember(key)
         self.forget_attributes_of(key)

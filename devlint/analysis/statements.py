@@ -480,6 +480,13 @@ class Statements:
         if node.orelse is None and test.kind is Kind.GUARD and not body_exits:
             # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case.
             moved_to_cpu = {k: v for k, v in body_env.items() if is_cpu(v.where)}
+        if node.orelse is None and not body_exits and guards.is_cuda_guard(test, -1):
+            # ``if not torch.cuda.is_available(): device = "cpu"``: past the ``if``, what
+            # the body replaced is as before only where CUDA is available.
+            for key, value in body_env.items():
+                kept = self.core.env.get(key)
+                if kept is not None and kept is not value and kept.cuda_defaults:
+                    self.core.env[key] = replace(kept, cuda_defaults=())
         outcomes = [
             (body_env, body_required, body_exits),
             (self.core.env, self.core.cuda_required, else_exits),
