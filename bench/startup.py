@@ -5,11 +5,16 @@ to the reaping, CPU of the process tree); the rows run round-robin, so that a sl
 of a shared machine hits them all. The floor is `python -c "import libcst, click"`, what
 any devlint run that checks code imports first; `python -c pass` is the interpreter alone.
 
-    python bench/startup.py [--repeat N] [--python PY] [--compare PY] [--json FILE]
+    python bench/startup.py [--repeat N] [--python PY] [--source DIR]
+                            [--compare PY] [--compare-source DIR] [--json FILE]
 
-`--compare PY` adds the same devlint rows run by another interpreter (another checkout's
-virtualenv, e.g. the commit before a change), measured in the same rounds: before/after
-figures from one run. See bench/README.md ("Start-up").
+devlint runs as its console script: the one beside ``--python`` (what a user runs), or,
+with ``--source DIR``, a script written as pip writes it, calling the entry point that
+DIR/pyproject.toml names, with DIR on PYTHONPATH (a checkout whose script is not
+installed: a worktree, or ``git archive`` of the commit before a change). `--compare PY`
+or `--compare-source DIR` adds the same devlint rows run by another interpreter or from
+another source tree, measured in the same rounds: before/after figures from one run. See
+bench/README.md ("Start-up").
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ from pathlib import Path
 
 from devlint_bench.common import BenchError, measured_env  # bench/ is on sys.path
 from devlint_bench.measure import Measurement, measure
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 # The one-file case: a project with its configuration and torch requirement (what a
 # pre-commit run in a user's repository reads), and one training script with two bugs.
@@ -52,6 +62,7 @@ class Row:
     key: str
     label: str
     command: list[str]
+    env: dict[str, str] | None = None  # added to the measured environment
     runs: list[Measurement] = field(default_factory=list)
 
     def wall_ms(self, best: bool = False) -> float:
@@ -70,21 +81,39 @@ def devlint_command(python: str) -> list[str]:
     return [str(script)] if script.is_file() else [python, "-P", "-m", "devlint"]
 
 
-def rows_for(python: str, file: Path, tag: str = "") -> list[Row]:
-    devlint = devlint_command(python)
+def source_script(python: str, source: Path, where: Path) -> tuple[list[str], dict[str, str]]:
+    """The console script of the source tree ``source`` as pip writes it (its entry point
+    from its pyproject.toml), saved as ``where/devlint`` (the name the script has, which
+    click shows), run by ``python`` with ``source`` on PYTHONPATH."""
+    project = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))
+    module, function = project["project"]["scripts"]["devlint"].split(":")
+    where.mkdir(parents=True)
+    script = where / "devlint"
+    script.write_text(
+        f"import sys\nfrom {module} import {function}\nif __name__ == '__main__':\n"
+        f"    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit({function}())\n"
+    )
+    return [python, str(script)], {"PYTHONPATH": str(source.resolve())}
+
+
+def rows_for(
+    devlint: list[str], env: dict[str, str] | None, file: Path, tag: str = ""
+) -> list[Row]:
     suffix = f" [{tag}]" if tag else ""
     return [
-        Row(f"version{tag}", f"devlint --version{suffix}", [*devlint, "--version"]),
-        Row(f"help{tag}", f"devlint --help{suffix}", [*devlint, "--help"]),
+        Row(f"version{tag}", f"devlint --version{suffix}", [*devlint, "--version"], env),
+        Row(f"help{tag}", f"devlint --help{suffix}", [*devlint, "--help"], env),
         Row(
             f"file{tag}",
             f"devlint check --no-cache FILE{suffix}",
             [*devlint, "check", "--no-cache", "--exit-zero", "--quiet", str(file)],
+            env,
         ),
         Row(
             f"cached{tag}",
             f"devlint check FILE (cached){suffix}",
             [*devlint, "check", "--exit-zero", "--quiet", str(file)],
+            env,
         ),
     ]
 
@@ -93,7 +122,9 @@ def run(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15, help="rounds (default 15)")
     parser.add_argument("--python", default=sys.executable, help="the interpreter measured")
+    parser.add_argument("--source", type=Path, help="run devlint from this source tree")
     parser.add_argument("--compare", metavar="PY", help="another interpreter's devlint too")
+    parser.add_argument("--compare-source", type=Path, help="another source tree's too")
     parser.add_argument("--json", type=Path, help="save every run's numbers")
     options = parser.parse_args(argv)
     env = measured_env()
@@ -104,17 +135,24 @@ def run(argv: list[str] | None = None) -> int:
         rows = [
             Row("pass", "python -c pass", [options.python, "-c", "pass"]),
             Row("floor", f"python -c '{FLOOR}'", [options.python, "-c", FLOOR]),
-            *rows_for(options.python, file),
         ]
-        if options.compare:
-            rows += rows_for(options.compare, file, "compare")
+        scripts = Path(project) / "scripts"
+        if options.source:
+            rows += rows_for(*source_script(options.python, options.source, scripts / "a"), file)
+        else:
+            rows += rows_for(devlint_command(options.python), None, file)
+        if options.compare_source:
+            before = source_script(options.python, options.compare_source, scripts / "b")
+            rows += rows_for(*before, file, "compare")
+        elif options.compare:
+            rows += rows_for(devlint_command(options.compare), None, file, "compare")
         for row in rows:  # untimed: .pyc files written, OS caches warm, the cache filled
-            first = measure(row.command, timeout=120, env=env)
+            first = measure(row.command, timeout=120, env={**env, **(row.env or {})})
             if first.rc != 0:
                 raise BenchError(f"{row.label} failed: {first.stderr_tail}")
         for _ in range(options.repeat):
             for row in rows:
-                row.runs.append(measure(row.command, timeout=120, env=env))
+                row.runs.append(measure(row.command, timeout=120, env={**env, **(row.env or {})}))
     report(rows, options)
     if options.json:
         data = {row.key: [m.as_json() for m in row.runs] for row in rows}

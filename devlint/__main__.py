@@ -1,3 +1,3 @@
-from devlint.cli import main
+from devlint.launch import main
 
 main()

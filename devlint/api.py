@@ -10,7 +10,6 @@ reading the project modules a file star-imports (next to ``CheckOptions.origin``
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
+from devlint import log
 from devlint.cache import DEFAULT_DIRECTORY
 from devlint.config import (
     FileConfig,
@@ -31,7 +31,6 @@ from devlint.config import (
 from devlint.diagnostics import Diagnostic, FileResult, FixMode
 from devlint.discovery import discover, is_excluded
 from devlint.engine import UNREADABLE, CheckOptions, check_text, unreadable
-from devlint.fixing import fix_text
 from devlint.noqa import warn_invalid
 from devlint.rule import all_rules
 from devlint.runner import FileTask, default_jobs, run_files
@@ -61,9 +60,6 @@ __all__ = [
     "project_settings",
     "read",
 ]
-
-
-LOGGER = logging.getLogger("devlint")
 
 
 class UsageError(Exception):
@@ -243,6 +239,8 @@ def lint_source(
         warn_invalid(source.text, display, source.cells.locate if source.cells else None)
     if fix is None:
         return FileResult(_check(source, display, options))
+    from devlint.fixing import fix_text  # a plain check never fixes
+
     result = fix_text(source.text, display, options, fix.unsafe)
     if result.text == source.text:
         return FileResult(source.place(result.diagnostics))
@@ -295,7 +293,7 @@ def lint_path(
     except OSError as error:  # a missing path too: DEV900, as ruff reports E902
         reason = error.strerror or str(error)
         if UNREADABLE not in options.codes:  # not silently, as ruff warns with E902 off
-            LOGGER.warning(f"Failed to read {display}: {reason}")
+            log.logger().warning(f"Failed to read {display}: {reason}")
         return FileResult(unreadable(f"cannot read file: {reason}", display, options))
     result = lint_text(data, display, options, fix)
     if fix is None or not fix.write or result.fixed is None:

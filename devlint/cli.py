@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +19,10 @@ from devlint.formats import DEFAULT_FORMAT, FORMATS, STATISTICS_FORMATS, TEXT_FO
 # needs (libcst, the analysis, the rules, the configuration, rich) is imported by the code
 # that uses it (tests/test_startup.py keeps it so; bench/startup.py times it).
 if TYPE_CHECKING:
-    import logging
-
     from devlint.api import LintOutcome, LintRequest, Settings
     from devlint.diagnostics import Diagnostic, FixMode
     from devlint.report import RuleInfo
+    from devlint.rule import Rule
 
 
 class UserError(Exception):
@@ -113,6 +112,13 @@ def main() -> None:
 
     Run `devlint PATH...` (same as `devlint check PATH...`) to check files.
     """
+
+
+def top_level_help(prog_name: str, width: int) -> str:
+    """``devlint --help`` as click prints it (without the final newline) for a usage line
+    naming ``prog_name``, wrapped to ``width`` columns (what ``devlint.launch`` serves)."""
+    with click.Context(main, info_name=prog_name, terminal_width=width, **main.context_settings):
+        return main.get_help(click.get_current_context())
 
 
 def _codes_option(name: str, help_text: str) -> Any:
@@ -343,7 +349,9 @@ def _with_options(command: Callable[..., None]) -> Callable[..., None]:
 def check(**options: Any) -> None:
     """Check PATHS (default: the current directory; `-` reads stdin)."""
     flags = CheckFlags(**options)
-    _log_setup(flags.quiet or flags.silent, flags.verbose and not flags.silent)
+    from devlint import log
+
+    log.configure(flags.quiet or flags.silent, flags.verbose and not flags.silent)
     with _errors(flags.verbose):
         from devlint.api import files_to_check, request_settings
 
@@ -397,22 +405,25 @@ def _lint(request: LintRequest, settings: Settings) -> LintOutcome:
     """``api.lint``, with what ``--verbose`` says about it."""
     import time
 
+    from devlint import log
     from devlint.api import lint
     from devlint.runner import default_jobs
 
     where = settings.config.path
-    _logger().info(
-        f"settings: {where if where is not None else 'no configuration file (defaults)'}"
-    )
+    if log.shows_info():
+        log.logger().info(
+            f"settings: {where if where is not None else 'no configuration file (defaults)'}"
+        )
     started = time.perf_counter()
     outcome = lint(request, settings)
     seconds = time.perf_counter() - started
     noun = "file" if outcome.files_checked == 1 else "files"
     jobs = request.jobs or default_jobs()
-    _logger().info(
-        f"checked {outcome.files_checked} {noun} in {seconds:.2f} s "
-        f"({outcome.cache_hits} from the cache, {jobs} worker processes at most)"
-    )
+    if log.shows_info():
+        log.logger().info(
+            f"checked {outcome.files_checked} {noun} in {seconds:.2f} s "
+            f"({outcome.cache_hits} from the cache, {jobs} worker processes at most)"
+        )
     return outcome
 
 
@@ -521,24 +532,44 @@ def _print_diff(outcome: LintOutcome, exit_zero: bool, quiet: bool) -> int:
 _UNFIXABLE_HELP = "No automatic fix: fixes of {code} are turned off (`fixable` / `unfixable`)"
 
 
-def _rule_infos(unfixable: frozenset[str]) -> dict[str, RuleInfo]:
+def _rule_infos(unfixable: frozenset[str]) -> Mapping[str, RuleInfo]:
     """What the report says about each rule; ``unfixable``: codes whose fixes are off."""
-    from devlint.report import RuleInfo
     from devlint.rule import all_rules
 
-    return {
-        code: RuleInfo(
-            code,
-            rule.name,
-            rule.summary,
-            rule.fix is not None,
-            rule.default,
-            _UNFIXABLE_HELP.format(code=code)
-            if rule.fix is not None and code in unfixable
-            else rule.no_fix_help(),
-        )
-        for code, rule in all_rules().items()
-    }
+    return _RuleInfos(all_rules(), unfixable)
+
+
+class _RuleInfos(Mapping[str, "RuleInfo"]):
+    """Every rule's ``RuleInfo``, each built when the report first asks for it: a report
+    names a few rules, and the no-fix help of each comes from parsing its documentation."""
+
+    def __init__(self, rules: Mapping[str, type[Rule]], unfixable: frozenset[str]) -> None:
+        self._rules, self._unfixable = rules, unfixable
+        self._built: dict[str, RuleInfo] = {}
+
+    def __getitem__(self, code: str) -> RuleInfo:
+        info = self._built.get(code)
+        if info is None:
+            from devlint.report import RuleInfo
+
+            rule = self._rules[code]
+            info = self._built[code] = RuleInfo(
+                code,
+                rule.name,
+                rule.summary,
+                rule.fix is not None,
+                rule.default,
+                _UNFIXABLE_HELP.format(code=code)
+                if rule.fix is not None and code in self._unfixable
+                else rule.no_fix_help(),
+            )
+        return info
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rules)
+
+    def __len__(self) -> int:
+        return len(self._rules)
 
 
 def _add_noqa(found: list[Diagnostic], exit_zero: bool, say: bool = True) -> int:
@@ -582,27 +613,6 @@ def _watch(flags: CheckFlags, request: LintRequest) -> NoReturn:
             sys.stdout.flush()
 
     watch(files, run, lambda text: click.echo(text, err=True))
-
-
-def _log_setup(quiet: bool, verbose: bool) -> None:
-    """devlint's log lines go to stderr: `warning: ...` (an invalid `# noqa`), and with
-    ``--verbose`` `info: ...`; ``--quiet`` keeps them all back."""
-    import logging
-
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
-    logger = _logger()
-    logger.handlers = [handler]
-    logger.propagate = False
-    logger.setLevel(logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING)
-    logging.addLevelName(logging.WARNING, "warning")
-    logging.addLevelName(logging.INFO, "info")
-
-
-def _logger() -> logging.Logger:
-    import logging
-
-    return logging.getLogger("devlint")
 
 
 def _fail(message: str) -> NoReturn:

@@ -14,7 +14,6 @@ path:line: ...``), rather than a blanket ``# noqa`` that would hide every rule.
 from __future__ import annotations
 
 import io
-import logging
 import re
 import tokenize
 from collections import defaultdict
@@ -22,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devlint import log
 from devlint.diagnostics import Diagnostic, Edit, Fix, Location
 from devlint.rule import all_rules
 from devlint.source import (
@@ -33,7 +33,6 @@ from devlint.source import (
 )
 
 UNUSED_NOQA = "DEV015"
-LOGGER = logging.getLogger("devlint")
 # Engine diagnostics are about the whole file (or stop the analysis): a line noqa cannot
 # be placed for them by --add-noqa.
 ENGINE_CODES = frozenset({"DEV900", "DEV901", "DEV902"})
@@ -227,7 +226,7 @@ def warn_invalid(
             where = f"{display}:cell {cell}:{row}"
         warnings.append(f"Invalid `# noqa` directive on {where}: {invalid.reason}")
     for warning in warnings:
-        LOGGER.warning(warning)
+        log.logger().warning(warning)
     return warnings
 
 

@@ -201,6 +201,30 @@ class Effects:
     ) -> Value:
         return args[0] if args else UNKNOWN  # ``Variable(x)`` is x
 
+    def accelerate(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        return Value(Kind.IMPORTED, qualname=torch_api.ACCELERATOR_OBJECT)
+
+    def prepare(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        """Modules, loaders, tensors and values of unknown kind (a model of a class from
+        another file) on the accelerator's device (any device); the rest as they were. One value for one argument, else
+        the tuple."""
+        step = (Step(node, "placed on the accelerator's device here"),)
+        prepared = tuple(
+            Value(Kind.LOADER, ANY_DEVICE, placed=step)
+            if value.kind is Kind.LOADER
+            else value.moved(ANY_DEVICE, step)
+            if value.kind in (Kind.MODULE, Kind.TENSOR, Kind.UNKNOWN)  # a model of another file
+            else value
+            for value in args
+        )
+        if len(prepared) == 1:
+            return prepared[0]
+        return Value(Kind.UNKNOWN, elements=prepared)
+
     def legacy_type(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
@@ -369,6 +393,8 @@ HANDLERS: dict[Effect, EffectHandler] = {
     Effect.DEFAULT_DEVICE: Effects.default_device,
     Effect.DEFAULT_DTYPE: Effects.default_dtype,
     Effect.DEFAULT_TENSOR_TYPE: Effects.default_tensor_type,
+    Effect.ACCELERATE: Effects.accelerate,
+    Effect.PREPARE: Effects.prepare,
     Effect.NUMPY: Effects.numpy,
     Effect.OPERATION: Effects.operation,
 }

@@ -180,6 +180,8 @@ class Expressions:
             self.core.mark_reference(node.value)  # ``torch.device("cuda").type``: no placement
         if base.kind is Kind.IMPORTED and base.qualname:
             qualname = f"{base.qualname}.{attr}"
+            if qualname in torch_api.ACCELERATOR_DEVICE_ATTRIBUTES:
+                return Value(Kind.DEVICE, ANY_DEVICE)  # ``accelerator.device``
             if qualname in torch_api.CUDA_AVAILABILITY_ATTRIBUTES:
                 return guards.CUDA_AVAILABLE
             legacy = torch_api.legacy_tensor_type(qualname)

@@ -46,6 +46,10 @@ CUDA_ONLY_CALLS = frozenset(
         "current_blas_handle", "get_sync_debug_mode", "CUDAGraph", "graph",
         "reset_accumulated_memory_stats",
         "nvtx.range_push", "nvtx.range_pop", "nvtx.range", "nvtx.mark",
+        # The legacy constructors (``torch.cuda.LongTensor(sizes)``): "type
+        # torch.cuda.LongTensor not available. Torch not compiled with CUDA enabled."
+        "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+        "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
     )
 )  # fmt: skip
 
@@ -484,6 +488,16 @@ DEFAULT_TENSOR_TYPE = "torch.Tensor"
 # Wrappers that return their tensor argument (``Variable(x)``: a tensor since torch 0.4).
 IDENTITY_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 
+# Hugging Face accelerate: an ``Accelerator()`` (this qualname stands for one) puts what
+# its ``prepare`` is given on its device, which may be any (``accelerator.device``); its
+# ``unwrap_model(m)`` is the model, ``skip_first_batches(loader, n)`` the loader.
+ACCELERATOR_OBJECT = "accelerate.Accelerator()"
+ACCELERATOR_CLASSES = frozenset({"accelerate.Accelerator"})
+ACCELERATOR_PREPARE = frozenset(
+    f"{ACCELERATOR_OBJECT}.{name}" for name in ("prepare", "prepare_model", "prepare_data_loader")
+)
+ACCELERATOR_DEVICE_ATTRIBUTES = frozenset({f"{ACCELERATOR_OBJECT}.device"})
+
 
 class Effect(Enum):
     """What a call of a torch (or torchvision) API does, for the interpreter."""
@@ -508,6 +522,8 @@ class Effect(Enum):
     DEFAULT_DEVICE = "default device"  # ``torch.set_default_device(d)``: factories land on d
     DEFAULT_DTYPE = "default dtype"  # ``torch.set_default_dtype(t)``: floating factories are t
     DEFAULT_TENSOR_TYPE = "default tensor type"  # ``set_default_tensor_type(T)``: both
+    ACCELERATE = "accelerate"  # ``accelerate.Accelerator()``: an object that places
+    PREPARE = "prepare"  # ``accelerator.prepare(model, loader)``: each on its device
 
 
 _EXACT_EFFECTS: dict[str, Effect] = {
@@ -522,6 +538,10 @@ _EXACT_EFFECTS: dict[str, Effect] = {
     "torch.load": Effect.LOAD,
     **dict.fromkeys(PARAMETER_WRAPPERS, Effect.PARAMETER),
     **dict.fromkeys(IDENTITY_WRAPPERS, Effect.IDENTITY),
+    **dict.fromkeys(ACCELERATOR_CLASSES, Effect.ACCELERATE),
+    **dict.fromkeys(ACCELERATOR_PREPARE, Effect.PREPARE),
+    f"{ACCELERATOR_OBJECT}.unwrap_model": Effect.IDENTITY,
+    f"{ACCELERATOR_OBJECT}.skip_first_batches": Effect.IDENTITY,  # the prepared loader
     "torch.set_default_device": Effect.DEFAULT_DEVICE,
     "torch.set_default_dtype": Effect.DEFAULT_DTYPE,
     "torch.set_default_tensor_type": Effect.DEFAULT_TENSOR_TYPE,

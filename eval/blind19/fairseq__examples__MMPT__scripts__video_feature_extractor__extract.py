@@ -114,13 +114,13 @@ with th.no_grad():
                 n_chunk = len(video)
                 if args.type == 'vmz':
                     n_chunk = math.ceil(n_chunk/float(3))
-                    features = th.cuda.FloatTensor(n_chunk, 512).fill_(0)
+                    features = th.cuda.FloatTensor(n_chunk, 512).fill_(0)  # expect: DEV011
                 elif args.type == 's3d':
-                    features = th.cuda.FloatTensor(n_chunk, 512).fill_(0)
+                    features = th.cuda.FloatTensor(n_chunk, 512).fill_(0)  # expect: DEV011
                 elif args.type == "vae":
-                    features = th.cuda.LongTensor(n_chunk, 1024).fill_(0)
+                    features = th.cuda.LongTensor(n_chunk, 1024).fill_(0)  # expect: DEV011
                 else:
-                    features = th.cuda.FloatTensor(n_chunk, 2048).fill_(0)
+                    features = th.cuda.FloatTensor(n_chunk, 2048).fill_(0)  # expect: DEV011
                 n_iter = int(math.ceil(n_chunk / float(args.batch_size)))
                 for i in range(n_iter):
                     factor = 1

@@ -161,6 +161,25 @@ CASES = {
         for batch in DataLoader(dataset[0]):
             probe(batch)  # tensor cpu
     """,
+    "accelerate_places_what_it_prepares": """
+        import torch
+        from accelerate import Accelerator
+        from torch.utils.data import DataLoader
+        from models import Transformer
+
+        accelerator = Accelerator()
+        probe(accelerator.device)  # device cpu, cuda, mps
+        model, optim, loader = accelerator.prepare(
+            Transformer(), torch.optim.Adam(params), DataLoader(dataset)
+        )
+        probe(model)  # unknown cpu, cuda, mps
+        probe(accelerator.unwrap_model(model))  # unknown cpu, cuda, mps
+        for batch in accelerator.skip_first_batches(loader, 3):
+            probe(batch)  # tensor cpu, cuda, mps
+        net = accelerator.prepare(torch.nn.Linear(2, 2))
+        probe(net)  # module cpu, cuda, mps
+        probe(Transformer())  # unknown unknown
+    """,
 }
 
 
