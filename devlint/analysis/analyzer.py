@@ -10,6 +10,7 @@ star-import it (``project_imports.py``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -62,9 +63,13 @@ def new_interpreter(
 def run(core: Interpreter, module: cst.Module) -> FileFacts:
     """Analyse a module with a new interpreter core; the ``FileFacts`` for the rules."""
     definitions = core.definitions
-    definitions.cuda_module = core.cuda_required = requirements.imports_cuda_only_package(module)
-    if core.imports.project_modules is not None:
-        core.imports.caller_calls = core.imports.project_modules.callers()
+    project_modules = core.imports.project_modules
+    origin = project_modules.origin if project_modules else None
+    own = frozenset(Path(os.path.abspath(origin)).parent.parts if origin else ())
+    cuda_module = requirements.imports_cuda_only_package(module, own)
+    definitions.cuda_module = core.cuda_required = cuda_module
+    if project_modules is not None:
+        core.imports.caller_calls = project_modules.callers()
     core.statements.block(module.body)
     definitions.note_mps_at_end(0)
     core.module_done = True

@@ -45,10 +45,14 @@ def is_cuda_contract_name(name: str) -> bool:
     )
 
 
-def imports_cuda_only_package(module: cst.Module) -> bool:
+def imports_cuda_only_package(
+    module: cst.Module, own_packages: frozenset[str] = frozenset()
+) -> bool:
     """A module-level import of a CUDA-only package, unconditional or under an ``if``
     availability check (``if is_megatron_lm_available(): from megatron ...``); imports
-    inside ``try`` (an optional dependency) or ``if TYPE_CHECKING:`` do not count."""
+    inside ``try`` (an optional dependency) or ``if TYPE_CHECKING:`` do not count, nor
+    does one of ``own_packages``, the folders the file itself sits in (gpt-neox's own
+    ``megatron`` package is the project's code, not the library)."""
     statements: list[cst.CSTNode] = []
     for statement in module.body:
         if isinstance(statement, cst.If) and type(statement.test) is cst.Call:
@@ -64,7 +68,8 @@ def imports_cuda_only_package(module: cst.Module) -> bool:
                 names = [module_name(alias.name) for alias in small.names]
             elif isinstance(small, cst.ImportFrom) and not small.relative:
                 names = [module_name(small.module)]
-            if any(name.split(".", 1)[0] in torch_api.CUDA_ONLY_PACKAGES for name in names):
+            heads = {name.split(".", 1)[0] for name in names} - own_packages
+            if heads & torch_api.CUDA_ONLY_PACKAGES:
                 return True
     return False
 

@@ -477,8 +477,14 @@ class Statements:
             flags.update(_unfollowed(followed, followed_else, body_env, self.core.env))
             marks = _following(flag, body_env, self.core.env, flags.keys())
         moved_to_cpu: Env = {}
-        if node.orelse is None and test.kind is Kind.GUARD and not body_exits:
-            # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case.
+        if (
+            node.orelse is None
+            and test.kind is Kind.GUARD
+            and test.polarity >= 0
+            and not body_exits
+        ):
+            # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case (not
+            # so for ``if not torch.cuda.is_available(): device = "cpu"``).
             moved_to_cpu = {k: v for k, v in body_env.items() if is_cpu(v.where)}
         if node.orelse is None and not body_exits and guards.is_cuda_guard(test, -1):
             # ``if not torch.cuda.is_available(): device = "cpu"``: past the ``if``, what

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -676,3 +677,16 @@ def test_literals_keep_their_type() -> None:
     assert [type(value.constant) for value in values] == [int, float, int, str, str]
     assert values[0] is values[2]  # shared
     assert values[3].kind is Kind.DEVICE and values[4].kind is Kind.CONSTANT
+
+
+def test_a_projects_own_package_named_like_a_cuda_only_one_is_its_code(tmp_path: Path) -> None:
+    # gpt-neox's ``megatron/`` is the project itself: importing it is no import of the
+    # CUDA-only Megatron-LM library, and the file's CUDA calls are judged as any other's.
+    source = "import torch\nfrom megatron import mpu\ntorch.cuda.synchronize()\n"
+    module = cst.parse_module(source)
+    path = tmp_path / "megatron" / "model" / "router.py"
+    elsewhere = tmp_path / "project" / "train.py"
+    for origin, required in ((path, False), (elsewhere, True), (None, True)):
+        facts = analyze(module, origin=origin)
+        (call,) = [c for c in facts.calls if c.callee == "torch.cuda.synchronize"]
+        assert call.site.cuda_required is required, origin

@@ -161,6 +161,18 @@ CASES = {
         for batch in DataLoader(dataset[0]):
             probe(batch)  # tensor cpu
     """,
+    "a_device_replaced_where_cuda_is_absent_is_either": """
+        import torch
+
+        device = torch.device("cuda")
+        if not torch.cuda.is_available():
+            device = torch.device("cpu")
+        probe(device)  # device cpu, cuda
+        x = torch.ones(2).to(device)
+        if device.type != "cpu":
+            x = x.cpu()
+        probe(x)  # tensor cpu
+    """,
     "accelerate_places_what_it_prepares": """
         import torch
         from accelerate import Accelerator
