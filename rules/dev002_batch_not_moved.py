@@ -3,8 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint import device_errors
-from devlint.analysis import name_guesses
-from devlint.analysis.facts import FileFacts, Loop
+from devlint.analysis.facts import FileFacts, Loop, names_lengths
 from devlint.analysis.values import (
     Kind,
     chain,
@@ -78,7 +77,7 @@ class BatchNotMoved(Rule):
                 if not is_cpu(operand.value.where):
                     continue
                 name = _source(operand.node)
-                if name_guesses.names_lengths(name):
+                if names_lengths(name):
                     continue  # ``pack_padded_sequence`` and ``ctc_loss`` take CPU lengths
                 if (id(loop), name) not in reported:
                     reported.add((id(loop), name))

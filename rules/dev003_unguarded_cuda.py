@@ -4,16 +4,19 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint import device_errors
-from devlint.analysis import torch_api
-from devlint.analysis.facts import CallRecord, FileFacts
+from devlint.analysis.facts import (
+    DISTRIBUTED_WRAPPERS,
+    CallRecord,
+    FileFacts,
+    forwards_placement,
+    places_by_keyword,
+)
 from devlint.analysis.values import Kind, Step, Value, is_index, may_be_placed
 from devlint.codemod import method_one_blocks
 from devlint.rule import DEVICE, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 PLACEMENT_KEYWORDS = ("device", "map_location")
 FIXABLE = frozenset({"cuda", "cuda:0"})
-# Methods that forward to ``Module.cuda``/``Tensor.cuda``: their callers decide.
-FORWARDING_FUNCTIONS = frozenset({"cuda", "to", "_apply"})
 TORCH_CUDA_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
 DEFAULT_MESSAGE = 'Device `"cuda"` is used for placement without a CUDA availability check'
 DEVICE_MESSAGE = '`torch.device("cuda")` without a CUDA availability check'
@@ -125,7 +128,7 @@ class UnguardedCuda(Rule):
         direct: set[int] = set()  # literals reported where they are placed
         mappers = _storage_mappers(facts)
         for call in facts.calls:
-            if call.site.guarded or _forwards(call):
+            if call.site.guarded or forwards_placement(call):
                 continue
             for finding, literal in self._placements(call, facts, mappers):
                 if finding is not None:
@@ -173,7 +176,7 @@ class UnguardedCuda(Rule):
             placed.append((node.args[0].value, call.args[0], "to"))
         elif call.callee == "torch.device" and call.args and is_index(call.args[0]):
             placed.append((node.args[0].value, call.args[0], "torch.device"))
-        for arg in node.args if torch_api.places_by_keyword(call.callee) else ():
+        for arg in node.args if places_by_keyword(call.callee) else ():
             keyword = arg.keyword.value if arg.keyword is not None else None
             if keyword in PLACEMENT_KEYWORDS:
                 placed.append((arg.value, call.keywords[keyword], keyword))
@@ -230,7 +233,7 @@ def _with_device_ids(findings: Iterable[Finding], facts: FileFacts) -> Iterator[
 def _device_ids(call: CallRecord, facts: FileFacts) -> Iterator[Replace]:
     """``DDP(model, device_ids=[rank], output_device=rank)`` outside every guard: both
     become ``None`` where CUDA is absent."""
-    if call.callee not in torch_api.DISTRIBUTED_WRAPPERS or call.site.guarded:
+    if call.callee not in DISTRIBUTED_WRAPPERS or call.site.guarded:
         return
     indices = {
         arg.keyword.value: arg
@@ -358,19 +361,23 @@ def _moves_own_tensors(call: CallRecord, facts: FileFacts) -> bool:
         and receiver.kind is Kind.INSTANCE
         and receiver.qualname is not None
         and not call.args
-        and facts.own_cuda_method_moves(receiver.qualname)
+        and _own_cuda_method_moves(facts, receiver.qualname)
+    )
+
+
+def _own_cuda_method_moves(facts: FileFacts, class_name: str) -> bool:
+    """Whether this file's class ``class_name`` has a ``cuda()`` method of its own that
+    moves tensors to CUDA (RepDistiller's ``AliasMethod.cuda``): calling it places them,
+    as ``tensor.cuda()`` would."""
+    return any(
+        call.site.class_name == class_name
+        and call.site.function is not None
+        and call.site.function.name.value == "cuda"
+        and facts.moves_to_cuda(call.node)
+        for call in facts.calls
     )
 
 
 def _is_torch_cuda_signature(call: CallRecord) -> bool:
     """``Tensor.cuda(device=None, non_blocking=False, memory_format=...)``: not another API."""
     return len(call.args) <= 2 and set(call.keywords) <= TORCH_CUDA_KEYWORDS
-
-
-def _forwards(call: CallRecord) -> bool:
-    function = call.site.function
-    return (
-        function is not None
-        and function.name.value in FORWARDING_FUNCTIONS
-        and isinstance(call.node.func, cst.Attribute)
-    )

@@ -3,9 +3,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis.facts import Conditional, FileFacts
-from devlint.analysis.mps_calls import mps_note
-from devlint.analysis.torch_api import CPU_DEVICE_INDEX
+from devlint.analysis.facts import CPU_DEVICE_INDEX, Conditional, FileFacts, mps_note
 from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value, may_be_placed
 from devlint.codemod import mps_variant, statement_lines
 from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
@@ -172,7 +170,14 @@ def _mps_later(conditional: Conditional, facts: FileFacts) -> bool:
     else:
         name = conditional.binds
     function = conditional.site.function if conditional.site is not None else None
-    return name is not None and facts.may_end_on_mps(function, name)
+    return name is not None and _may_end_on_mps(facts, function, name)
+
+
+def _may_end_on_mps(facts: FileFacts, function: cst.FunctionDef | None, name: str) -> bool:
+    """Whether ``name``, assigned an MPS device in ``function`` (None: the module), may
+    still hold it where that code ends: a CUDA-or-CPU choice that a later MPS test
+    overrides (``if torch.backends.mps.is_available(): device = "mps"``)."""
+    return (id(function) if function is not None else 0, name) in facts.mps_at_end
 
 
 def _is_bare_expression(statement: cst.BaseStatement) -> bool:

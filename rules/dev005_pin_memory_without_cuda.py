@@ -2,8 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from devlint.analysis.facts import FileFacts
-from devlint.analysis.torch_api import DATA_LOADERS
+from devlint.analysis.facts import DATA_LOADERS, FileFacts
 from devlint.analysis.values import Kind, may_be_tensor
 from devlint.rule import Finding, FixPlan, Replace, Rule, as_receiver, literal_text, source_of
 

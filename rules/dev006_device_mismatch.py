@@ -3,8 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint import device_errors
-from devlint.analysis import name_guesses
-from devlint.analysis.facts import FileFacts, Mix, Operand
+from devlint.analysis.facts import FileFacts, Mix, Operand, names_lengths
 from devlint.analysis.values import (
     Value,
     chain,
@@ -97,7 +96,7 @@ def _lengths(operand: Operand, mix: Mix) -> bool:
     node = operand.node
     if not isinstance(mix.node, cst.Call) or not isinstance(node, cst.Name | cst.Attribute):
         return False  # a named argument, not ``x.view(batch_size, -1)``
-    return name_guesses.names_lengths(source_of(node))
+    return names_lengths(source_of(node))
 
 
 def _name(operand: Operand, mix: Mix) -> str:

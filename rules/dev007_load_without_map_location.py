@@ -3,8 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint import device_errors
-from devlint.analysis.facts import CallRecord, FileFacts
-from devlint.analysis.syntax import dotted_name
+from devlint.analysis.facts import CallRecord, FileFacts, dotted_name
 from devlint.rule import Finding, FixPlan, Replace, Rule
 
 IN_MEMORY_BUFFERS = frozenset({"io.BytesIO", "_io.BytesIO"})

@@ -1,8 +1,7 @@
 from collections.abc import Iterator
 
 from devlint import device_errors
-from devlint.analysis import accelerator_api
-from devlint.analysis.facts import CallRecord, FileFacts
+from devlint.analysis.facts import CallRecord, FileFacts, cuda_api, cuda_api_table
 from devlint.codemod import generic_fix, guarded_call, raises_without_cuda
 from devlint.diagnostics import Applicability
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
@@ -77,7 +76,7 @@ class UnguardedCudaCall(Rule):
 
     @classmethod
     def documentation(cls) -> str:
-        table = accelerator_api.table_markdown()
+        table = cuda_api_table()
         return f"{super().documentation()}\n\n## The table of equivalents\n\n{table}"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
@@ -91,7 +90,7 @@ class UnguardedCudaCall(Rule):
 
 
 def _fix(call: CallRecord, target: TorchVersion) -> FixPlan | None:
-    api = accelerator_api.lookup(call.callee)
+    api = cuda_api(call.callee)
     if api is None:
         return None
     generic = generic_fix(call, api, target, guarded=False)

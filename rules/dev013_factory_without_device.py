@@ -3,8 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint import device_errors
-from devlint.analysis.facts import FileFacts
-from devlint.analysis.syntax import operand_roots
+from devlint.analysis.facts import FileFacts, operand_roots
 from devlint.analysis.values import Step, is_cpu
 from devlint.rule import Finding, FixPlan, Replace, Rule
 

@@ -4,9 +4,15 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint import device_errors
-from devlint.analysis import accelerator_api
-from devlint.analysis.accelerator_api import CudaApi
-from devlint.analysis.facts import CallRecord, FileFacts, Site
+from devlint.analysis.facts import (
+    CallRecord,
+    CudaApi,
+    FileFacts,
+    Site,
+    cuda_api,
+    cuda_api_table,
+    equivalent_in,
+)
 from devlint.analysis.values import Kind
 from devlint.codemod import generic_fix, raises_without_cuda
 from devlint.rule import Finding, FixPlan, Replace, Rule
@@ -97,7 +103,7 @@ class CudaApiInGenericCode(Rule):
 
     @classmethod
     def documentation(cls) -> str:
-        table = accelerator_api.table_markdown()
+        table = cuda_api_table()
         return f"{super().documentation()}\n\n## The table of equivalents\n\n{table}"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
@@ -105,8 +111,8 @@ class CudaApiInGenericCode(Rule):
         for call in facts.calls:
             if call.site.cuda_required:
                 continue
-            api = accelerator_api.lookup(call.callee)
-            equivalent = accelerator_api.equivalent_in(api, target) if api else None
+            api = cuda_api(call.callee)
+            equivalent = equivalent_in(api, target) if api else None
             strings = list(_cuda_strings(call, facts))
             reported = bool(api and equivalent and api.reported) and not raises_without_cuda(
                 call, facts

@@ -1,10 +1,7 @@
 from collections.abc import Iterator
 
 from devlint import device_errors
-from devlint.analysis.facts import FileFacts
-from devlint.analysis.mps_calls import OpCall, op_calls
-from devlint.analysis.mps_coverage import RELEASES
-from devlint.analysis.mps_op_map import Verdict
+from devlint.analysis.facts import RELEASES, FileFacts, OpCall, Verdict, op_calls
 from devlint.rule import Finding, Rule
 from devlint.torch_target import TorchVersion, format_target
 

@@ -2,11 +2,12 @@
 
 Where each question is decided:
 
-- "Is this batch on the CPU?", "where does this value live?": the interpreter
-  (``interpreter.py`` state and joins; ``statements.py``, ``imports.py``,
-  ``definitions.py``, ``expressions.py``, ``calls.py``, ``effects.py`` the handlers; ``datasets.py`` where
-  the items of the file's own ``Dataset`` classes are, ``module_classes.py`` where its
-  ``nn.Module`` instances are) over the lattice in ``values.py``.
+- "Is this batch on the CPU?", "where does this value live?": the interpreter, a core
+  (``interpreter.py``: state and joins) and one handler per module (``statements.py``,
+  ``imports.py``, ``definitions.py``, ``expressions.py``, ``calls.py``, ``effects.py``;
+  ``datasets.py`` where the items of the file's own ``Dataset`` classes are,
+  ``module_classes.py`` where its ``nn.Module`` instances are) over the lattice in
+  ``values.py``.
 - "What does this torch API do to placement?" and "does this module have a device?":
   ``torch_api.py``, the semantics table (``call_effect``, ``STATELESS_MODULES``); the few
   guesses devlint still makes from a name, each with its evidence: ``name_guesses.py``.
@@ -15,7 +16,9 @@ Where each question is decided:
   ``analyzer.summarize``; ``imports.py`` binds them).
 - "Is this ``if`` a CUDA guard?": ``guards.py`` (availability as a boolean value domain);
   "is this code written for CUDA only?": ``requirements.py``.
-- What rules read: ``facts.py`` (records and the query API); ``analyzer.py`` runs it all.
+- What rules read: the query API, ``facts.py`` (records, queries, the tables rules need)
+  and ``values.py`` (the lattice), the only modules of the analysis rules import;
+  ``analyzer.py`` assembles the interpreter and runs it all.
 """
 
 from devlint.analysis.analyzer import analyze

@@ -10,15 +10,14 @@ returns; calling a module compares its inputs with its device (a ``Mix``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, torch_api
-from devlint.analysis.effects import EffectInterpreter, is_float64
+from devlint.analysis.effects import is_float64
 from devlint.analysis.facts import CallRecord, Mix, Operand
-from devlint.analysis.interpreter import Env, Records, batch_of
+from devlint.analysis.interpreter import Env, Interpreter, Records, batch_of
 from devlint.analysis.project_imports import CallerCall
 from devlint.analysis.syntax import (
     changes_binding,
@@ -59,48 +58,47 @@ _ARRAY_TO_HOST = frozenset({"tolist", "item", "tobytes"})
 _GUARD_PRESERVING = frozenset({"len", "range", "list", "tuple", "sorted", "bool"})
 
 
-class CallInterpreter(EffectInterpreter):
+class Calls:
     """Call handlers (see the module docstring)."""
 
-    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
-        super().__init__(guard_functions, guard_attributes)
+    def __init__(self, core: Interpreter) -> None:
+        self.core = core
         self.compute_methods: dict[tuple[str, str], bool] = {}
         self.inline_depth = 0
         self.inline_budget = MAX_INLINED_CALLS
         self.inlined: dict[tuple[object, ...], Value] = {}  # inline_call's answers
-        self.effects = _effect_handlers(type(self))
 
     def call(self, node: cst.Call) -> Value:
         func = node.func
         receiver: Value | None = None
         method: str | None = None
-        callee_value = self.expr(func) if type(func) is not cst.Attribute else None
+        callee_value = self.core.expressions.expr(func) if type(func) is not cst.Attribute else None
         if type(func) is cst.Attribute:
             assert isinstance(func, cst.Attribute)
             key = dotted_name(func)
-            known = self.lookup(key) if key is not None else None
+            known = self.core.lookup(key) if key is not None else None
             if known is not None:
                 callee_value = known
             else:
-                receiver = self.expr(func.value)
+                receiver = self.core.expressions.expr(func.value)
                 if receiver.kind is Kind.IMPORTED and receiver.qualname:
                     qualname = f"{receiver.qualname}.{func.attr.value}"
                     callee_value, receiver = Value(Kind.IMPORTED, qualname=qualname), None
                 else:
                     method = func.attr.value
             if callee_value is not None:
-                self.rec.values[id(func)] = callee_value
+                self.core.rec.values[id(func)] = callee_value
         args: list[Value] = []
         keywords: dict[str, Value] = {}
         starred: list[Value] = []
         for arg in node.args:
-            value = self.expr(arg.value)
+            value = self.core.expressions.expr(arg.value)
             if (
                 callee_value is None
                 or callee_value.qualname is None
                 or not (callee_value.qualname.startswith("torch."))
             ):
-                self.note_read(value)  # ``attr.ib(default=torch.device("cuda"))``
+                self.core.note_read(value)  # ``attr.ib(default=torch.device("cuda"))``
             if arg.keyword is not None:
                 keywords[arg.keyword.value] = value
             elif arg.star:
@@ -109,15 +107,15 @@ class CallInterpreter(EffectInterpreter):
                 args.append(value)
         imported = callee_value is not None and callee_value.kind is Kind.IMPORTED
         callee = callee_value.qualname if imported and callee_value is not None else None
-        record = CallRecord(node, callee, method, receiver, tuple(args), keywords, self.site())
-        if starred and self.rec.pinning_dicts:
+        record = CallRecord(node, callee, method, receiver, tuple(args), keywords, self.core.site())
+        if starred and self.core.rec.pinning_dicts:
             record.pinned_by = self.unpacked_pin(node)
-        self.rec.calls[id(node)] = record
+        self.core.rec.calls[id(node)] = record
         self.note_call(record, func)
         if method is not None and receiver is not None:
             return self.method_call(node, receiver, method, args, keywords)
         if callee is not None:
-            if self.is_project_name(callee):
+            if self.core.imports.is_project_name(callee):
                 self.note_project_call(callee, node, args, keywords)
                 returned = self.project_call(callee, args)
                 if returned is not None:
@@ -133,8 +131,8 @@ class CallInterpreter(EffectInterpreter):
         for arg in node.args:
             name = dotted_name(arg.value) if arg.star == "**" else None
             if name is not None:
-                pins = self.rec.pinning_dicts
-                entry = pins.get((id(self.ctx.function), name)) or pins.get((id(None), name))
+                pins = self.core.rec.pinning_dicts
+                entry = pins.get((id(self.core.ctx.function), name)) or pins.get((id(None), name))
                 if entry is not None:
                     return entry
         return None
@@ -143,7 +141,7 @@ class CallInterpreter(EffectInterpreter):
         """A function of a project module (``from utils import reduce_dict``): what it
         returns for any arguments, or on the device of the tensors it is given."""
         on_inputs = _on_devices_of(args)
-        found = self.project_summary(callee, may_be_accelerator(on_inputs.where))
+        found = self.core.imports.project_summary(callee, may_be_accelerator(on_inputs.where))
         if found is None:
             return None
         summary, name = found
@@ -160,7 +158,7 @@ class CallInterpreter(EffectInterpreter):
         """In an entry script's caller analysis (``analyzer.caller_summary``): what this
         call of a project module's function passes, with the availability flags set on
         each argument that is a name (``args.cuda``). Not while inlining."""
-        if self.project_calls is None or self.returns is not None:
+        if self.core.imports.project_calls is None or self.core.returns is not None:
             return
         flags: dict[int | str, dict[str, Value]] = {}
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
@@ -171,30 +169,32 @@ class CallInterpreter(EffectInterpreter):
             prefix = f"{holder}."
             found = {
                 name[len(prefix) :]: value
-                for name, value in [*self.module_env.items(), *self.env.items()]
+                for name, value in [*self.core.module_env.items(), *self.core.env.items()]
                 if holder and name.startswith(prefix) and value.kind is Kind.GUARD
             }
             if found:
                 flags[key] = found
-        self.project_calls.append((callee, CallerCall(tuple(args), dict(keywords), flags)))
+        self.core.imports.project_calls.append(
+            (callee, CallerCall(tuple(args), dict(keywords), flags))
+        )
 
     def note_call(self, record: CallRecord, func: cst.BaseExpression) -> None:
         """Remember calls of this file's functions, and the DEV011 candidates in them, for
         *CUDA required* (requirements.py). Not while inlining: those records are dropped."""
-        if self.returns is not None:
+        if self.core.returns is not None:
             return
         function = record.site.function
         if record.method in torch_api.PLACING_METHODS and function is not None:
-            self.placing_functions.add(id(function))
-        if type(func) is cst.Name and func.value in self.function_defs:
-            self.local_calls.append((func.value, record.site, self.owner))
+            self.core.definitions.placing_functions.add(id(function))
+        if type(func) is cst.Name and func.value in self.core.definitions.function_defs:
+            self.core.local_calls.append((func.value, record.site, self.core.owner))
         site = record.site
         if (
             record.callee in torch_api.CUDA_ONLY_CALLS
-            and self.owner is not None
+            and self.core.owner is not None
             and not (site.guarded or site.cuda_required)
         ):
-            self.owned_records.append((record, self.owner))
+            self.core.owned_records.append((record, self.core.owner))
 
     # -- methods of tensors and modules
 
@@ -242,7 +242,9 @@ class CallInterpreter(EffectInterpreter):
         if method == "format" and _is_cuda_template(receiver):
             # ``"cuda:{}".format(rank)``: a CUDA device, like ``f"cuda:{rank}"``.
             template = node.func.value if isinstance(node.func, cst.Attribute) else node
-            return Value(Kind.DEVICE, CUDA, cuda_defaults=self.unguarded(template, CUDA))
+            return Value(
+                Kind.DEVICE, CUDA, cuda_defaults=self.core.expressions.unguarded(template, CUDA)
+            )
         if method == "type_as" and args:
             return receiver.moved(args[0].where, _move_steps(node, args[0], args[0].where))
         if (
@@ -290,9 +292,9 @@ class CallInterpreter(EffectInterpreter):
             return receiver.derived() if receiver.kind is Kind.TENSOR and args else UNKNOWN
         where, moves = self.target_placement(target, node)
         moves = moves or any(arg.star for arg in node.args)  # ``x.to(*args)``
-        self.rec.calls[id(node)].casts_only = not moves
+        self.core.rec.calls[id(node)].casts_only = not moves
         if moves and method == "to" and type(node.func) is cst.Attribute:
-            self.rec.moved_receivers.add(id(node.func.value))  # ``self.mask.to(x.device)``
+            self.core.rec.moved_receivers.add(id(node.func.value))  # ``self.mask.to(x.device)``
         result = receiver.moved(where, _move_steps(node, target, where)) if moves else receiver
         if result.kind is Kind.TENSOR and not moves:
             result = receiver.derived()
@@ -316,8 +318,8 @@ class CallInterpreter(EffectInterpreter):
         name = dest if isinstance(dest, str) else next(iter(names), None)
         if name is not None:
             value = Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=default.cuda_defaults)
-            self.option_defaults[name] = value
-            self.rec.definition_literals.update(map(id, default.cuda_defaults))
+            self.core.option_defaults[name] = value
+            self.core.rec.definition_literals.update(map(id, default.cuda_defaults))
 
     def module_method(
         self,
@@ -332,7 +334,8 @@ class CallInterpreter(EffectInterpreter):
         if receiver.qualname and self.computes_like_forward(receiver.qualname, method):
             # ``vae.decode(z)``: computes with the module's parameters, like ``forward``.
             return self.value_call(node, receiver, args, keywords, [])
-        if receiver.qualname not in self.module_methods and may_be_accelerator(receiver.where):
+        own_class = receiver.qualname in self.core.definitions.module_methods
+        if not own_class and may_be_accelerator(receiver.where):
             return _computed_by_moved(receiver, method, args)  # a class from another file
         return UNKNOWN
 
@@ -354,14 +357,14 @@ class CallInterpreter(EffectInterpreter):
         operands = [(node.func, receiver)] + [
             (arg.value, value) for arg, value in zip(positional, args, strict=False)
         ]
-        return self.combine(node, operands)
+        return self.core.expressions.combine(node, operands)
 
     def computes_like_forward(self, class_name: str, method: str) -> bool:
         """Whether ``method`` of this file's module class reads ``self`` and neither moves
         nor converts anything (``syntax.computes_on_parameters``); a plain method only."""
         key = (class_name, method)
         if key not in self.compute_methods:
-            node = self.module_methods.get(class_name, {}).get(method)
+            node = self.core.definitions.module_methods.get(class_name, {}).get(method)
             self.compute_methods[key] = (
                 node is not None
                 and method not in ("__init__", "forward")
@@ -383,14 +386,14 @@ class CallInterpreter(EffectInterpreter):
         effect = torch_api.call_effect(callee)
         leaf = callee.rsplit(".", 1)[-1]
         if effect is not Effect.AVAILABILITY and (
-            callee in self.guard_functions
-            or leaf in self.guard_leaf_names
+            callee in self.core.guard_functions
+            or leaf in self.core.guard_leaf_names
             or name_guesses.GUARD_FUNCTION_NAME.match(leaf)
         ):
             return guards.CUDA_AVAILABLE
         if effect is None:
             return UNKNOWN
-        return self.effects[effect](self, node, callee, args, keywords)
+        return self.core.effects.apply(effect, node, callee, args, keywords)
 
     # -- this file's functions, classes and callable values
 
@@ -413,7 +416,7 @@ class CallInterpreter(EffectInterpreter):
             return Value(Kind.TENSOR, callee.where)  # ``Tensor(3, 4)`` of a legacy type
         leaf = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
         if leaf in name_guesses.LOADER_WRAPPERS and node.args and callee.kind is not Kind.MODULE:
-            return self.wrapped_loader(node)  # a local ``tqdm`` stand-in, say
+            return self.core.effects.wrapped_loader(node)  # a local ``tqdm`` stand-in, say
         if leaf == "next" and args and args[0].kind is Kind.LOADER:
             return batch_of(args[0], node)  # ``images, labels = next(iter(loader))``
         if leaf == "enumerate" and args and args[0].kind is Kind.LOADER:
@@ -431,13 +434,17 @@ class CallInterpreter(EffectInterpreter):
         return self.module_call(node, callee)
 
     def instantiate(self, callee: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
-        """An instance of a class defined in this file: a module on the CPU, or an object
-        (a dataset's placement is where its items are: ``datasets.py``)."""
-        if callee.qualname in self.module_classes:
-            stateless = callee.qualname in self.stateless_classes
-            where = self.default_device
-            return Value(Kind.MODULE, where, qualname=callee.qualname, stateless=stateless)
-        return Value(Kind.INSTANCE, qualname=callee.qualname)
+        """An instance of a class defined in this file: a module (on the default device
+        where ``module_classes.py`` sees it built there), or an object (a dataset's
+        placement is where its items are: ``datasets.py``)."""
+        core = self.core
+        if callee.qualname in core.definitions.module_classes:
+            stateless = callee.qualname in core.definitions.stateless_classes
+            where = core.default_device
+            module = Value(Kind.MODULE, where, qualname=callee.qualname, stateless=stateless)
+            return core.module_classes.instance(module, args, keywords)
+        instance = Value(Kind.INSTANCE, qualname=callee.qualname)
+        return core.datasets.instance(instance, args, keywords)
 
     def function_call(
         self,
@@ -447,28 +454,31 @@ class CallInterpreter(EffectInterpreter):
         keywords: dict[str, Value],
         starred: list[Value],
     ) -> Value:
+        core, definitions = self.core, self.core.definitions
         name = callee.qualname or ""
-        if name in self.guard_leaf_names or name_guesses.GUARD_FUNCTION_NAME.match(name):
+        if name in core.guard_leaf_names or name_guesses.GUARD_FUNCTION_NAME.match(name):
             return guards.CUDA_AVAILABLE
         if type(node.func) is cst.Name:
-            self.name_calls[node.func.value] += 1
+            core.name_calls[node.func.value] += 1
         if starred:
             return UNKNOWN
-        if name not in self.function_defs and name in self.imported_returns:
-            return self.imported_returns[name]  # a star-imported project module's function
-        if self.returns is None:  # not while inlining
-            self.call_args.setdefault(name, []).append((tuple(args), dict(keywords)))
-        return self.inline_call(self.function_defs.get(name), args, keywords)
+        if name not in definitions.function_defs and name in definitions.imported_returns:
+            return definitions.imported_returns[name]  # a star-imported project module's function
+        if core.returns is None:  # not while inlining
+            definitions.call_args.setdefault(name, []).append((tuple(args), dict(keywords)))
+        return self.inline_call(definitions.function_defs.get(name), args, keywords)
 
     def module_call(self, node: cst.Call, callee: Value) -> Value:
         """Calling a module (or a value of unknown kind): its inputs meet its device."""
-        inputs = [(arg.value, self.rec.values.get(id(arg.value), UNKNOWN)) for arg in node.args]
+        inputs = [
+            (arg.value, self.core.rec.values.get(id(arg.value), UNKNOWN)) for arg in node.args
+        ]
         if callee.kind is Kind.UNKNOWN and callee.where is None:
             # An unknown callable (a parameter ``model``, ``self.net``): a loss-like name
             # combines its inputs; anything else returns a result on their device.
             callee_name = dotted_name(node.func) or ""
             if name_guesses.is_loss_like_name(callee_name):
-                return self.combine(node, inputs)
+                return self.core.expressions.combine(node, inputs)
             if not name_guesses.follows_its_inputs(callee_name):
                 return UNKNOWN  # ``convert2cpu(x)``
             known = [  # a value of unknown kind moved with ``.to(device)`` counts too
@@ -481,7 +491,7 @@ class CallInterpreter(EffectInterpreter):
         if callee.kind not in (Kind.MODULE, Kind.UNKNOWN, Kind.TENSOR):
             return UNKNOWN
         if callee.stateless or callee.where is None:
-            return self.combine(node, inputs)
+            return self.core.expressions.combine(node, inputs)
         if callee.qualname in torch_api.INPUT_MOVING_WRAPPERS and "mps" not in callee.where:
             return Value(Kind.TENSOR, callee.where)  # scattered from any device to CUDA
         tensors = [(n, v) for n, v in inputs if v.kind is Kind.TENSOR]
@@ -496,7 +506,7 @@ class CallInterpreter(EffectInterpreter):
                 Operand(None, Value(Kind.MODULE, callee.where, placed=callee.placed)),
                 *(Operand(n, v) for n, v in tensors),
             )
-            self.rec.mixes[id(node)] = Mix(node, operands, self.site())
+            self.core.rec.mixes[id(node)] = Mix(node, operands, self.core.site())
         computed = (Step(node, "computed by the model here"),) if callee.placed else ()
         return Value(Kind.TENSOR, callee.where, placed=chain(callee.placed, computed))
 
@@ -517,16 +527,16 @@ class CallInterpreter(EffectInterpreter):
             return UNKNOWN
         # Once the module's own code has run, what the body sees is fixed but for these:
         # the same call again (a helper called in every method) is answered from memory.
-        ctx = self.ctx
+        ctx = self.core.ctx
         key = (
             id(node), tuple(args), tuple(sorted(keywords.items())), ctx.guarded,
-            ctx.class_name, ctx.backends_tested, len(self.guard_attributes),
+            ctx.class_name, ctx.backends_tested, len(self.core.guard_attributes),
         )  # fmt: skip
-        if self.module_done and key in self.inlined:
+        if self.core.module_done and key in self.inlined:
             return self.inlined[key]
         self.inline_budget -= 1
         result = self.inline(node, args, keywords)
-        if self.module_done:
+        if self.core.module_done:
             self.inlined[key] = result
         return result
 
@@ -566,18 +576,18 @@ class CallInterpreter(EffectInterpreter):
         """Run a function body from ``env`` without recording anything for the rules: the
         environment it ends with, the values it returns and what it would have recorded
         (``context``: a method's class)."""
-        saved = (self.env, self.rec, self.pending, self.returns)
-        saved_flow = (self.cuda_required, self.exits_without_cuda)
-        self.env, self.rec, self.pending, self.returns = env, Records(), [], []
+        saved = (self.core.env, self.core.rec, self.core.pending, self.core.returns)
+        saved_flow = (self.core.cuda_required, self.core.exits_without_cuda)
+        self.core.env, self.core.rec, self.core.pending, self.core.returns = env, Records(), [], []
         self.inline_depth += 1
         try:
-            with self.scope(function=node, loop=None, **context):
-                self.suite(node.body)
-            return self.env, self.returns, self.rec
+            with self.core.scope(function=node, loop=None, **context):
+                self.core.statements.suite(node.body)
+            return self.core.env, self.core.returns, self.core.rec
         finally:
             self.inline_depth -= 1
-            self.cuda_required, self.exits_without_cuda = saved_flow
-            self.env, self.rec, self.pending, self.returns = saved
+            self.core.cuda_required, self.core.exits_without_cuda = saved_flow
+            self.core.env, self.core.rec, self.core.pending, self.core.returns = saved
 
 
 def _code_size(body: cst.IndentedBlock) -> int:
@@ -619,12 +629,6 @@ def _default_device(param: cst.Param) -> Placement:
     return placement_of_device_string(text) if text is not None else None
 
 
-_EffectHandler = Callable[[CallInterpreter, cst.Call, str, list[Value], dict[str, Value]], Value]
-
-
-_EFFECT_HANDLERS_BY_CLASS: dict[type, dict] = {}
-
-
 def _is_cuda_template(value: Value) -> bool:
     """A string constant that formats into a CUDA device name: ``"cuda:{}"``."""
     text = value.constant
@@ -633,13 +637,3 @@ def _is_cuda_template(value: Value) -> bool:
         and isinstance(text, str)
         and text.startswith("cuda:")
     )
-
-
-def _effect_handlers(interpreter: type[CallInterpreter]) -> dict[Effect, _EffectHandler]:
-    """``effect_<name>`` for each effect, as plain functions (no cycle through the
-    interpreter: see ``expressions.handlers``)."""
-    if interpreter not in _EFFECT_HANDLERS_BY_CLASS:
-        _EFFECT_HANDLERS_BY_CLASS[interpreter] = {
-            effect: getattr(interpreter, f"effect_{effect.name.lower()}") for effect in Effect
-        }
-    return _EFFECT_HANDLERS_BY_CLASS[interpreter]

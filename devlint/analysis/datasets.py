@@ -1,7 +1,7 @@
 """The interpreter's datasets: where the items of this file's ``Dataset`` classes live.
 
 ``DataLoader(TensorDataset(x.to(device)))`` yields batches on the device
-(``effects.effect_loader``); so does a loader over this file's own
+(``Effects.loader``); so does a loader over this file's own
 ``torch.utils.data.Dataset`` subclass whose ``__getitem__`` returns device tensors,
 typically ones its ``__init__`` moved there (``self.x = torch.tensor(x).cuda()``). When
 such a class is instantiated, ``__init__`` and then ``__getitem__`` run detached, like an
@@ -19,8 +19,8 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis.calls import MAX_INLINED_DEPTH, CallInterpreter
-from devlint.analysis.interpreter import Env
+from devlint.analysis.calls import MAX_INLINED_DEPTH
+from devlint.analysis.interpreter import Interpreter
 from devlint.analysis.values import UNKNOWN, Kind, Placement, Value, join
 
 # What a dataset's ``__init__`` receives where the call does not say: its data, which the
@@ -28,27 +28,26 @@ from devlint.analysis.values import UNKNOWN, Kind, Placement, Value, join
 UNKNOWN_TENSOR = Value(Kind.TENSOR)
 
 
-class DatasetInterpreter(CallInterpreter):
+class Datasets:
     """Instances of this file's dataset classes (see the module docstring)."""
 
-    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
-        super().__init__(guard_functions, guard_attributes)
+    def __init__(self, core: Interpreter) -> None:
+        self.core = core
         self.item_placements: dict[tuple[object, ...], Placement] = {}
 
-    def instantiate(self, callee: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
-        value = super().instantiate(callee, args, keywords)
-        methods = self.dataset_classes.get(callee.qualname or "")
-        if value.kind is not Kind.INSTANCE:
-            return value
-        if methods is None and callee.qualname in self.imported_items:
-            return replace(value, where=self.imported_items[callee.qualname])  # star-imported
+    def instance(self, value: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
+        """A new object of this file's class (``calls.instantiate``): where its items are,
+        for a dataset."""
+        name = value.qualname
+        definitions = self.core.definitions
+        methods = definitions.dataset_classes.get(name or "")
+        if methods is None and name in definitions.imported_items:
+            return replace(value, where=definitions.imported_items[name])  # star-imported
         if not methods or "__getitem__" not in methods:
             return value
-        key = (callee.qualname, tuple(args), tuple(sorted(keywords.items())))
+        key = (name, tuple(args), tuple(sorted(keywords.items())))
         if key not in self.item_placements:
-            self.item_placements[key] = self.item_placement(
-                callee.qualname or "", methods, args, keywords
-            )
+            self.item_placements[key] = self.item_placement(name or "", methods, args, keywords)
         return replace(value, where=self.item_placements[key])
 
     def item_placement(
@@ -59,27 +58,27 @@ class DatasetInterpreter(CallInterpreter):
         keywords: dict[str, Value],
     ) -> Placement:
         """Where the items of a new instance may be (None: unknown)."""
-        if self.inline_depth >= MAX_INLINED_DEPTH or self.inline_budget <= 0:
+        if self.core.calls.inline_depth >= MAX_INLINED_DEPTH or self.core.calls.inline_budget <= 0:
             return None
-        self.inline_budget -= 1
+        self.core.calls.inline_budget -= 1
         init, getitem = methods.get("__init__"), methods["__getitem__"]
         attributes: dict[str, Value] = {}  # what ``__init__`` stored, by attribute name
         if init is not None and receiver_of(init):
-            env = self.argument_env(init, args, keywords, bound=1)
+            env = self.core.calls.argument_env(init, args, keywords, bound=1)
             for name, value in env.items():
                 if value is UNKNOWN:  # data of unknown kind: placed only by the class's moves
                     env[name] = UNKNOWN_TENSOR
-            final, _, _ = self.detached(init, env, class_name=class_name)
+            final, _, _ = self.core.calls.detached(init, env, class_name=class_name)
             prefix = f"{receiver_of(init)}."
             attributes = {k[len(prefix) :]: v for k, v in final.items() if k.startswith(prefix)}
         receiver = receiver_of(getitem)
         if not receiver:
             return None
-        env = self.argument_env(getitem, [], {}, bound=1)
+        env = self.core.calls.argument_env(getitem, [], {}, bound=1)
         for attribute, value in attributes.items():
             env[f"{receiver}.{attribute}"] = value
-            self.remember(f"{receiver}.{attribute}")
-        _, returned, _ = self.detached(getitem, env, class_name=class_name)
+            self.core.remember(f"{receiver}.{attribute}")
+        _, returned, _ = self.core.calls.detached(getitem, env, class_name=class_name)
         if not returned:
             return None
         item = returned[0]

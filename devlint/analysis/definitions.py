@@ -15,9 +15,7 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, requirements, torch_api
-from devlint.analysis.imports import ImportInterpreter
-from devlint.analysis.interpreter import Context, Env, PendingBody
-from devlint.analysis.project_imports import ModuleSummary
+from devlint.analysis.interpreter import Context, Env, Interpreter, PendingBody
 from devlint.analysis.syntax import dotted_name, parameters
 from devlint.analysis.values import (
     ANY_DEVICE,
@@ -57,11 +55,11 @@ def _seed(value: Value) -> Value:
     return replace(value, origins=(), from_caller=value.kind is Kind.UNKNOWN)
 
 
-class DefinitionInterpreter(ImportInterpreter):
+class Definitions:
     """Function and class definitions (see the module docstring)."""
 
-    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
-        super().__init__(guard_functions, guard_attributes)
+    def __init__(self, core: Interpreter) -> None:
+        self.core = core
         self.module_classes: set[str] = set()
         # Module classes' bases among this file's module classes, and the classes that
         # derive from a torch layer with parameters (``class Conv(nn.Conv2d)``).
@@ -94,26 +92,28 @@ class DefinitionInterpreter(ImportInterpreter):
     def used_as_value(self, name: str) -> bool:
         """A module-level function read here other than to call it (a callback, a
         ``map(f, ...)`` argument): it is also called from places this file does not show."""
-        return self.name_reads[name] > self.name_calls[name]
+        return self.core.name_reads[name] > self.core.name_calls[name]
 
     def function_def(self, node: cst.FunctionDef, class_name: str | None) -> None:
-        ctx = self.ctx
+        ctx = self.core.ctx
         # Methods of a class named for CUDA only run where CUDA is in use (name guess).
         guarded = ctx.guarded or bool(class_name and name_guesses.CUDA_NAMED.search(class_name))
         for decorator in node.decorators:
-            value = self.expr(decorator.decorator)
+            value = self.core.expressions.expr(decorator.decorator)
             if guards.is_cuda_guard(value, +1) or self.is_guard_callable(decorator.decorator):
                 guarded = True
-        at_module = class_name is None and self.env is self.module_env
-        self.env[node.name.value] = Value(Kind.FUNCTION, qualname=node.name.value)
+        at_module = class_name is None and self.core.env is self.core.module_env
+        self.core.env[node.name.value] = Value(Kind.FUNCTION, qualname=node.name.value)
         if at_module:
             self.function_defs[node.name.value] = node
-        owner = self.owner
+        owner = self.core.owner
         if ctx.function is None:
             owner = node.name.value if at_module else None
         context = Context(guarded=guarded, class_name=class_name, branches=ctx.branches)
-        closure = dict(self.env) if ctx.function is not None else None
-        self.pending.append(PendingBody(node, context, self.cuda_required, owner, closure))
+        closure = dict(self.core.env) if ctx.function is not None else None
+        self.core.pending.append(
+            PendingBody(node, context, self.core.cuda_required, owner, closure)
+        )
 
     def is_guard_callable(self, expr: cst.BaseExpression) -> bool:
         """A configured ``guard-functions`` entry (``@requires_gpu``), through imports."""
@@ -122,11 +122,11 @@ class DefinitionInterpreter(ImportInterpreter):
         if name is None:
             return False
         head = name.split(".", 1)[0]
-        value = self.lookup(head)
+        value = self.core.lookup(head)
         qualname = name
         if value is not None and value.kind is Kind.IMPORTED and value.qualname:
             qualname = value.qualname + name[len(head) :]
-        return qualname in self.guard_functions or name in self.guard_functions
+        return qualname in self.core.guard_functions or name in self.core.guard_functions
 
     def class_def(self, node: cst.ClassDef) -> None:
         name = node.name.value
@@ -137,16 +137,18 @@ class DefinitionInterpreter(ImportInterpreter):
                 torch_api.is_stateless_module(dotted_name(b.value) or "") for b in node.bases
             ):
                 self.stateless_classes.add(name)
-        saved_env = self.env
-        self.env = dict(self.module_env) if saved_env is self.module_env else dict(saved_env)
+        saved_env = self.core.env
+        self.core.env = (
+            dict(self.core.module_env) if saved_env is self.core.module_env else dict(saved_env)
+        )
         methods: list[cst.FunctionDef] = []
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         for statement in body:
             if isinstance(statement, cst.FunctionDef):
                 methods.append(statement)
             else:
-                self.statement(statement, None)
-        self.env = saved_env
+                self.core.statements.statement(statement, None)
+        self.core.env = saved_env
         own = {method.name.value: method for method in methods}
         if is_module:
             self.module_methods[name] = own
@@ -155,7 +157,7 @@ class DefinitionInterpreter(ImportInterpreter):
         methods.sort(key=lambda method: method.name.value != "__init__")
         for method in methods:
             self.function_def(method, class_name=name)
-        self.env[name] = Value(Kind.CLASS, qualname=name)
+        self.core.env[name] = Value(Kind.CLASS, qualname=name)
 
     def class_bases(self, node: cst.ClassDef) -> tuple[bool, dict[str, cst.FunctionDef] | None]:
         """Whether a class is an ``nn.Module``; for a ``Dataset``, the methods it inherits
@@ -164,9 +166,9 @@ class DefinitionInterpreter(ImportInterpreter):
         inherited: dict[str, cst.FunctionDef] | None = None
         local_bases: list[str] = []
         for base in node.bases:
-            value = self.expr(base.value)
+            value = self.core.expressions.expr(base.value)
             if type(base.value) is cst.Subscript:  # ``Dataset[Tensor]``
-                value = self.rec.values.get(id(base.value.value), UNKNOWN)
+                value = self.core.rec.values.get(id(base.value.value), UNKNOWN)
             if value.kind is Kind.IMPORTED and torch_api.is_module_class(value.qualname):
                 is_module = True
                 if torch_api.is_layer_class(value.qualname or ""):
@@ -181,64 +183,51 @@ class DefinitionInterpreter(ImportInterpreter):
         self.module_bases[node.name.value] = tuple(local_bases)
         return is_module, inherited
 
-    def star_import(self, summary: ModuleSummary) -> None:
-        """Bind what a project module's star import brings (``project_imports.py``) at module
-        level; it runs lazily (``resolve_stars``), so names the file binds itself win."""
-        saved, self.env = self.env, self.module_env
-        try:
-            for key in sorted(summary.names):  # ``args`` before ``args.cuda``
-                if key not in self.module_env:
-                    self.store(key, summary.names[key])
-        finally:
-            self.env = saved
-        self.module_classes |= summary.module_classes
-        self.stateless_classes |= summary.stateless_classes
-        self.imported_returns.update(summary.returns)
-        self.imported_items.update(summary.dataset_items)
-        self.star_modules.extend(summary.star_modules)
-
     def run_pending(self) -> None:
-        while self.pending:
-            batch, self.pending = self.pending, []
+        while self.core.pending:
+            batch, self.core.pending = self.core.pending, []
             for item in batch:
                 self.function_body(item)
 
     def function_body(self, item: PendingBody) -> None:
         node, class_name = item.node, item.context.class_name
-        saved_env, saved_flow = self.env, (self.cuda_required, self.owner, self.exits_without_cuda)
-        self.cuda_required = (
+        saved_env, saved_flow = (
+            self.core.env,
+            (self.core.cuda_required, self.core.owner, self.core.exits_without_cuda),
+        )
+        self.core.cuda_required = (
             item.cuda_required
             or self.cuda_module
             or class_name in self.cuda_classes  # its ``__init__`` required CUDA
             or (class_name is not None and requirements.is_cuda_contract_name(node.name.value))
         )
-        self.owner, self.exits_without_cuda = item.owner, False
-        saved_ctx, self.ctx = self.ctx, replace(item.context, function=node)
+        self.core.owner, self.core.exits_without_cuda = item.owner, False
+        saved_ctx, self.core.ctx = self.core.ctx, replace(item.context, function=node)
         try:
-            self.env = self.entry_environment(item)
-            self.suite(node.body)
+            self.core.env = self.entry_environment(item)
+            self.core.statements.suite(node.body)
             self.analysed_functions.add(id(node))
             self.note_mps_at_end(id(node))
             if class_name is not None and node.name.value == "__init__":
                 self.note_cuda_class(node, class_name)
             if class_name is not None:
                 attributes = self.class_attributes.setdefault(class_name, {})
-                for key, value in self.env.items():
+                for key, value in self.core.env.items():
                     if key.startswith("self."):
                         known = attributes.get(key)
                         attributes[key] = join(known, value) if known is not None else value
         finally:
-            self.ctx, self.env = saved_ctx, saved_env
-            self.cuda_required, self.owner, self.exits_without_cuda = saved_flow
+            self.core.ctx, self.core.env = saved_ctx, saved_env
+            self.core.cuda_required, self.core.owner, self.core.exits_without_cuda = saved_flow
 
     def note_mps_at_end(self, scope: int) -> None:
         """The names assigned an MPS device in this scope (id of its function, 0 for the
         module) that may still hold it where its code ends."""
-        self.rec.mps_at_end.update(
+        self.core.rec.mps_at_end.update(
             key
-            for key in self.rec.mps_assigned
+            for key in self.core.rec.mps_assigned
             if key[0] == scope
-            and (value := self.env.get(key[1])) is not None
+            and (value := self.core.env.get(key[1])) is not None
             and value.kind is Kind.DEVICE
             and "mps" in (value.where or ())
         )
@@ -246,12 +235,12 @@ class DefinitionInterpreter(ImportInterpreter):
     def note_cuda_class(self, node: cst.FunctionDef, class_name: str) -> None:
         """An ``__init__`` that requires CUDA on every path that returns (or refuses to run
         without it): no instance exists without CUDA."""
-        if self.exits_without_cuda:
+        if self.core.exits_without_cuda:
             return
         refuses = isinstance(node.body, cst.IndentedBlock) and any(
-            self.guards_rest_of_block(line) for line in node.body.body
+            self.core.statements.guards_rest_of_block(line) for line in node.body.body
         )
-        if self.cuda_required or refuses:
+        if self.core.cuda_required or refuses:
             self.cuda_classes.add(class_name)
 
     def entry_environment(self, item: PendingBody) -> Env:
@@ -266,8 +255,8 @@ class DefinitionInterpreter(ImportInterpreter):
                     # one we cannot see): only an explicit move of the attribute is kept.
                     value = Value(Kind.MODULE, stateless=value.stateless)
                 env[key] = value
-                self.remember(key)
-        self.env = env
+                self.core.remember(key)
+        self.core.env = env
         for param in parameters(node.params):
             env[param.name.value] = self.parameter_value(param, class_name is not None)
         if class_name is None and item.closure is None:
@@ -283,7 +272,7 @@ class DefinitionInterpreter(ImportInterpreter):
                 env[name] = replace(seed, cuda_defaults=(*seed.cuda_defaults, *own))
             for key, flag in self.caller_flags(node).items():
                 env[key] = flag
-                self.remember(key)
+                self.core.remember(key)
         if class_name in self.module_classes and node.params.params:
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
             if node.name.value == "forward":  # the inputs of a module are tensors
@@ -299,13 +288,13 @@ class DefinitionInterpreter(ImportInterpreter):
         module-level function's calls may be)."""
         value = UNKNOWN
         if param.default is not None:
-            value = self.expr(param.default)
-            self.mark_reference(param.default)
+            value = self.core.expressions.expr(param.default)
+            self.core.mark_reference(param.default)
         if name_guesses.is_device_like_name(param.name.value):
             # ``def f(x, device="cuda")``: callers may pass any device; the default is CUDA.
             defaults = value.cuda_defaults if value.kind is Kind.DEVICE else ()
             if any(default is param.default for default in defaults):
-                self.rec.definition_literals.add(id(param.default))  # ``device="cuda"``
+                self.core.rec.definition_literals.add(id(param.default))  # ``device="cuda"``
             return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=defaults)
         if value.kind is Kind.GUARD:
             return value
@@ -324,7 +313,7 @@ class DefinitionInterpreter(ImportInterpreter):
         here and never used as a value (a callback is called from places unseen)."""
         name = node.name.value
         return (
-            bool(self.call_args.get(name) or self.caller_calls.get(name))
+            bool(self.call_args.get(name) or self.core.imports.caller_calls.get(name))
             and self.function_defs.get(name) is node
             and not self.used_as_value(name)
         )
@@ -333,7 +322,7 @@ class DefinitionInterpreter(ImportInterpreter):
         """``args.cuda`` for a parameter ``args`` of a function that only entry scripts
         call here, each passing a namespace with that availability flag set (joined)."""
         name = node.name.value
-        calls = self.caller_calls.get(name)
+        calls = self.core.imports.caller_calls.get(name)
         if not calls or self.call_args.get(name) or not self.called_here(node):
             return {}
         positional = [*node.params.posonly_params, *node.params.params]
@@ -362,7 +351,10 @@ class DefinitionInterpreter(ImportInterpreter):
             return {}
         calls = [
             *self.call_args.get(node.name.value, ()),
-            *((call.args, call.keywords) for call in self.caller_calls.get(node.name.value, ())),
+            *(
+                (call.args, call.keywords)
+                for call in self.core.imports.caller_calls.get(node.name.value, ())
+            ),
         ]
         positional = [*node.params.posonly_params, *node.params.params]
         seeds: dict[str, Value] = {}

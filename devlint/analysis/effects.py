@@ -1,21 +1,22 @@
 """The interpreter's torch API effects: one handler per ``torch_api.Effect``.
 
 ``calls.py`` resolves a call to a torch (or NumPy, torchvision) API and asks the semantics
-table what it does (``torch_api.call_effect``); the handler named after the effect
-(``effect_factory`` for ``Effect.FACTORY``...) gives the call's value: a device, a
+table what it does (``torch_api.call_effect``); the effect's handler (``HANDLERS``:
+``Effects.factory`` for ``Effect.FACTORY``...) gives the call's value: a device, a
 loader, a module on the CPU, a tensor where its ``device=`` says, a guard.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, torch_api
-from devlint.analysis.expressions import ExpressionInterpreter
+from devlint.analysis.interpreter import Interpreter
 from devlint.analysis.syntax import dotted_name, string_value, strings_in
+from devlint.analysis.torch_api import Effect
 from devlint.analysis.values import (
     ANY_DEVICE,
     CPU,
@@ -64,17 +65,31 @@ def _floating_by_default(node: cst.Call, callee: str) -> bool:
 _DEVICE_KW = ("type", "device")  # ``torch.device(type=..., index=...)``
 
 
-class EffectInterpreter(ExpressionInterpreter):
+class Effects:
     """The effect handlers (see the module docstring)."""
 
-    def effect_availability(
+    def __init__(self, core: Interpreter) -> None:
+        self.core = core
+
+    def apply(
+        self,
+        effect: Effect,
+        node: cst.Call,
+        callee: str,
+        args: list[Value],
+        keywords: dict[str, Value],
+    ) -> Value:
+        """The value of a call of a torch API with this effect (``HANDLERS``)."""
+        return HANDLERS[effect](self, node, callee, args, keywords)
+
+    def availability(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         backend = torch_api.CUDA_AVAILABILITY[callee]
         tested = (Step(node, f"{backend} availability tested here"),)
         return replace(guards.availability(backend), placed=tested)
 
-    def effect_skip_decorator(
+    def skip_decorator(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         polarity = +1 if callee in torch_api.SKIP_UNLESS else -1
@@ -82,7 +97,7 @@ class EffectInterpreter(ExpressionInterpreter):
             guards.CUDA_AVAILABLE if args and guards.is_cuda_guard(args[0], polarity) else UNKNOWN
         )
 
-    def effect_device(
+    def device(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         first = keywords.get("type") or keywords.get("device") or (args[0] if args else None)
@@ -102,12 +117,12 @@ class EffectInterpreter(ExpressionInterpreter):
             return Value(Kind.DEVICE)  # ``torch.device("meta")``: none of cpu, cuda, mps
         return Value(Kind.DEVICE, ANY_DEVICE)
 
-    def effect_accelerator(
+    def accelerator(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         return Value(Kind.DEVICE, ANY_DEVICE)
 
-    def effect_loader(
+    def loader(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         dataset = args[0] if args else keywords.get("dataset") or keywords.get("data")
@@ -118,24 +133,24 @@ class EffectInterpreter(ExpressionInterpreter):
             return Value(Kind.LOADER, dataset.where)
         return Value(Kind.LOADER)
 
-    def effect_tensor_dataset(
+    def tensor_dataset(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         if not args or any(not arg.where for arg in args):
             return UNKNOWN
         return Value(Kind.TENSOR, join_placements(arg.where for arg in args))
 
-    def effect_loader_wrapper(
+    def loader_wrapper(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         return self.wrapped_loader(node) if node.args else UNKNOWN
 
-    def effect_image_to_tensor(
+    def image_to_tensor(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         return Value(Kind.TENSOR, CPU)  # ``TF.to_tensor(image)``
 
-    def effect_transform(
+    def transform(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         # ``T.Compose([..., T.ToTensor(), ...])`` returns CPU tensors, like a CPU module.
@@ -143,7 +158,7 @@ class EffectInterpreter(ExpressionInterpreter):
             return UNKNOWN
         return Value(Kind.MODULE, CPU)
 
-    def effect_load(
+    def load(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         location = keywords.get("map_location")
@@ -151,7 +166,7 @@ class EffectInterpreter(ExpressionInterpreter):
             return Value(Kind.TENSOR, location.where)
         return UNKNOWN
 
-    def effect_module(
+    def module(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         ids = keywords.get("device_ids")
@@ -172,26 +187,26 @@ class EffectInterpreter(ExpressionInterpreter):
         device = keywords.get("device")
         where = device.where if device is not None and device.kind is Kind.DEVICE else None
         if device is None:
-            where = self.default_device
+            where = self.core.default_device
         stateless = torch_api.is_stateless_module(callee)
         return Value(Kind.MODULE, where, stateless=stateless, built_by=node)
 
-    def effect_parameter(
+    def parameter(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         return Value(Kind.TENSOR) if args else UNKNOWN  # lives wherever its module is moved
 
-    def effect_identity(
+    def identity(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         return args[0] if args else UNKNOWN  # ``Variable(x)`` is x
 
-    def effect_accelerate(
+    def accelerate(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         return Value(Kind.IMPORTED, qualname=torch_api.ACCELERATOR_OBJECT)
 
-    def effect_prepare(
+    def prepare(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         """Modules, loaders, tensors and values of unknown kind (a model of a class from
@@ -210,22 +225,22 @@ class EffectInterpreter(ExpressionInterpreter):
             return prepared[0]
         return Value(Kind.UNKNOWN, elements=prepared)
 
-    def effect_legacy_type(
+    def legacy_type(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         device = torch_api.legacy_tensor_type(callee)
         return Value(Kind.TENSOR, CUDA if device == "cuda" else CPU)
 
-    def effect_factory(
+    def factory(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
-        value = self.factory(node, callee, args, keywords)
+        value = self.new_tensor(node, callee, args, keywords)
         if value.kind is not Kind.TENSOR:
             return value
         dtype = keywords.get("dtype")
         if dtype is not None:
             return replace(value, float64="explicit" if is_float64(dtype) else "")
-        if self.default_float64 and _floating_by_default(node, callee):
+        if self.core.default_float64 and _floating_by_default(node, callee):
             return replace(value, float64="explicit")  # after ``set_default_dtype(float64)``
         from_data = callee.endswith((".tensor", ".as_tensor", ".from_numpy", ".asarray"))
         data = args[0] if args else UNKNOWN
@@ -233,20 +248,20 @@ class EffectInterpreter(ExpressionInterpreter):
             return replace(value, float64="numpy")  # ``torch.from_numpy(np.random.rand(3))``
         return replace(value, float64="")
 
-    def effect_default_device(
+    def default_device(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
-        self.default_device_set = True  # factories anywhere may land there (analyzer.py)
+        self.core.default_device_set = True  # factories anywhere may land there (analyzer.py)
         return UNKNOWN
 
-    def effect_default_dtype(
+    def default_dtype(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         dtype = args[0] if args else keywords.get("d")
-        self.default_float64 = dtype is not None and is_float64(dtype)
+        self.core.default_float64 = dtype is not None and is_float64(dtype)
         return UNKNOWN
 
-    def effect_default_tensor_type(
+    def default_tensor_type(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         """``torch.set_default_tensor_type(torch.cuda.DoubleTensor)``: a device and a dtype."""
@@ -255,12 +270,12 @@ class EffectInterpreter(ExpressionInterpreter):
             if node.args
             else ""
         )
-        self.default_float64 = text.endswith("DoubleTensor")
+        self.core.default_float64 = text.endswith("DoubleTensor")
         if ".cuda." in text:
-            self.default_device_set = True
+            self.core.default_device_set = True
         return UNKNOWN
 
-    def effect_numpy(
+    def numpy(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         """A NumPy array; float64 by NumPy's default unless ``dtype=`` says otherwise."""
@@ -276,7 +291,7 @@ class EffectInterpreter(ExpressionInterpreter):
         source = args[0] if args else UNKNOWN
         return Value(Kind.ARRAY, float64=source.float64 if source.kind is Kind.ARRAY else "")
 
-    def factory(
+    def new_tensor(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         device = keywords.get("device")
@@ -297,7 +312,7 @@ class EffectInterpreter(ExpressionInterpreter):
         if from_data and not (is_number or type(data) in (cst.List, cst.Tuple)):
             if data is None:
                 return Value(Kind.TENSOR)
-            source = self.rec.values.get(id(data), UNKNOWN)
+            source = self.core.rec.values.get(id(data), UNKNOWN)
             if source.kind is Kind.TENSOR:  # ``torch.tensor(t)`` keeps the device of t
                 return Value(Kind.TENSOR, source.where, origins=source.origins)
             # ``torch.tensor(rewards)``, ``torch.tensor(self.dim)``: Python data, made on the
@@ -311,14 +326,14 @@ class EffectInterpreter(ExpressionInterpreter):
         """A factory's tensor without ``device=``: on the default device, the CPU unless
         the code changed it (``torch.set_default_device``, ``with torch.device(d):``).
         ``origins`` records the factories made on the CPU by default (DEV013, DEV014)."""
-        where = self.default_device
+        where = self.core.default_device
         origins = (node,) if where == CPU else ()
         return Value(Kind.TENSOR, where, scalar=scalar, origins=origins)
 
-    def effect_operation(
+    def operation(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
-        return self.combine(node, list(self.tensor_operands(node)))
+        return self.core.expressions.combine(node, list(self.tensor_operands(node)))
 
     def converts_images(self, pipeline: cst.Call) -> bool:
         """A ``Compose([...])`` whose list holds an image-to-tensor transform."""
@@ -326,7 +341,7 @@ class EffectInterpreter(ExpressionInterpreter):
         if not isinstance(steps, cst.List | cst.Tuple):
             return False
         return any(
-            (record := self.rec.calls.get(id(step.value))) is not None
+            (record := self.core.rec.calls.get(id(step.value))) is not None
             and record.callee in torch_api.IMAGE_TO_TENSOR
             for step in steps.elements
         )
@@ -335,7 +350,7 @@ class EffectInterpreter(ExpressionInterpreter):
         """``tqdm(loader)`` is still the loader when the loop iterates over it."""
         first = node.args[0].value
         name = dotted_name(first)
-        value = self.rec.values.get(id(first), UNKNOWN)
+        value = self.core.rec.values.get(id(first), UNKNOWN)
         if value.kind is Kind.LOADER or (
             name is not None and name_guesses.is_loader_like_name(name)
         ):
@@ -345,7 +360,7 @@ class EffectInterpreter(ExpressionInterpreter):
     def tensor_operands(self, node: cst.Call) -> Iterable[tuple[cst.BaseExpression, Value]]:
         """Tensor arguments, looking inside literal lists (``torch.cat([a, b])``): positional
         ones and the keywords that must share the input's device (``weight=w``)."""
-        values = self.rec.values
+        values = self.core.rec.values
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value not in _TENSOR_KEYWORDS:
                 continue
@@ -354,3 +369,32 @@ class EffectInterpreter(ExpressionInterpreter):
                     yield element.value, values.get(id(element.value), UNKNOWN)
             else:
                 yield arg.value, values.get(id(arg.value), UNKNOWN)
+
+
+EffectHandler = Callable[[Effects, cst.Call, str, list[Value], dict[str, Value]], Value]
+
+# The handler of each effect of the semantics table (``torch_api.Effect``).
+HANDLERS: dict[Effect, EffectHandler] = {
+    Effect.AVAILABILITY: Effects.availability,
+    Effect.SKIP_DECORATOR: Effects.skip_decorator,
+    Effect.DEVICE: Effects.device,
+    Effect.ACCELERATOR: Effects.accelerator,
+    Effect.LOADER: Effects.loader,
+    Effect.TENSOR_DATASET: Effects.tensor_dataset,
+    Effect.LOADER_WRAPPER: Effects.loader_wrapper,
+    Effect.IMAGE_TO_TENSOR: Effects.image_to_tensor,
+    Effect.TRANSFORM: Effects.transform,
+    Effect.LOAD: Effects.load,
+    Effect.MODULE: Effects.module,
+    Effect.PARAMETER: Effects.parameter,
+    Effect.IDENTITY: Effects.identity,
+    Effect.LEGACY_TYPE: Effects.legacy_type,
+    Effect.FACTORY: Effects.factory,
+    Effect.DEFAULT_DEVICE: Effects.default_device,
+    Effect.DEFAULT_DTYPE: Effects.default_dtype,
+    Effect.DEFAULT_TENSOR_TYPE: Effects.default_tensor_type,
+    Effect.ACCELERATE: Effects.accelerate,
+    Effect.PREPARE: Effects.prepare,
+    Effect.NUMPY: Effects.numpy,
+    Effect.OPERATION: Effects.operation,
+}

@@ -13,13 +13,13 @@ import builtins
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, torch_api
-from devlint.analysis.definitions import DefinitionInterpreter
 from devlint.analysis.facts import Branch, Conditional, Mix, Operand
-from devlint.analysis.interpreter import Env, batch_of, element_of
+from devlint.analysis.interpreter import Interpreter, batch_of, element_of
 from devlint.analysis.syntax import (
     dotted_name,
     number_value,
@@ -50,21 +50,22 @@ _CONSTANT_NAMES = {"True": True, "False": False, "None": None}
 _BUILTINS = frozenset(dir(builtins))
 
 
-class ExpressionInterpreter(DefinitionInterpreter):
+class Expressions:
     """Expression handlers (see the module docstring)."""
 
+    def __init__(self, core: Interpreter) -> None:
+        self.core = core
+
     def expr(self, node: cst.BaseExpression) -> Value:
-        handler = self.handlers.get(type(node))
-        value = handler(self, node) if handler is not None else UNKNOWN
-        self.rec.values[id(node)] = value
+        """The value of an expression, recorded for the rules (calls: ``calls.py``)."""
+        kind = type(node)
+        if kind is cst.Call:
+            value = self.core.calls.call(node)  # type: ignore[arg-type]
+        else:
+            handler = _HANDLERS.get(kind)
+            value = handler(self, node) if handler is not None else UNKNOWN
+        self.core.rec.values[id(node)] = value
         return value
-
-    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
-        super().__init__(guard_functions, guard_attributes)
-        self.handlers = handlers(type(self))
-
-    def call(self, node: cst.Call) -> Value:
-        raise NotImplementedError  # calls.py
 
     def await_expression(self, node: cst.Await) -> Value:
         return self.expr(node.expression)
@@ -75,39 +76,39 @@ class ExpressionInterpreter(DefinitionInterpreter):
     def name(self, node: cst.Name) -> Value:
         if node.value in _CONSTANT_NAMES:
             return Value(Kind.CONSTANT, constant=_CONSTANT_NAMES[node.value])
-        value = self.lookup(node.value)
-        if value is None and self.unresolved_stars and node.value not in _BUILTINS:
-            self.resolve_stars()
-            value = self.lookup(node.value)
+        value = self.core.lookup(node.value)
+        if value is None and self.core.imports.unresolved_stars and node.value not in _BUILTINS:
+            self.core.imports.resolve_stars()
+            value = self.core.lookup(node.value)
         if value is None:
             return self.star_imported(node.value)
         if value.kind is Kind.FUNCTION:
-            self.name_reads[node.value] += 1
-        elif value.kind is Kind.IMPORTED and value.qualname in self.project_names:
+            self.core.name_reads[node.value] += 1
+        elif value.kind is Kind.IMPORTED and value.qualname in self.core.imports.project_names:
             return self.project_value(value)  # ``from config import USE_CUDA``
-        self.note_read(value)
+        self.core.note_read(value)
         return value
 
     def project_value(self, imported: Value) -> Value:
         """What a project module's top-level name holds (a flag, a device), when its text
         tests availability; else the import itself (``project_imports.py``)."""
         qualname = imported.qualname or ""
-        if qualname not in self.project_values:
-            found = self.project_summary(qualname)
+        if qualname not in self.core.imports.project_values:
+            found = self.core.imports.project_summary(qualname)
             held = found[0].names.get(found[1]) if found is not None else None
             usable = held is not None and held.kind not in (Kind.FUNCTION, Kind.CLASS)
-            self.project_values[qualname] = held if usable else None
-        return self.project_values[qualname] or imported
+            self.core.imports.project_values[qualname] = held if usable else None
+        return self.core.imports.project_values[qualname] or imported
 
     def star_imported(self, name: str) -> Value:
         """An unbound name after ``from torch import *``: the last such module's (builtins
         such as ``range`` and ``print`` stay themselves); ``torch`` after a star import of
         user code that did not bind it (``name_guesses.STAR_EXPORTED_PACKAGES``)."""
-        if self.user_star and name in name_guesses.STAR_EXPORTED_PACKAGES:
+        if self.core.imports.user_star and name in name_guesses.STAR_EXPORTED_PACKAGES:
             return Value(Kind.IMPORTED, qualname=name_guesses.STAR_EXPORTED_PACKAGES[name])
-        if not self.star_modules or name in _BUILTINS:
+        if not self.core.imports.star_modules or name in _BUILTINS:
             return UNKNOWN
-        module = name_guesses.star_import_source(name, self.star_modules)
+        module = name_guesses.star_import_source(name, self.core.imports.star_modules)
         return Value(Kind.IMPORTED, qualname=f"{module}.{name}")
 
     def string(self, node: cst.SimpleString) -> Value:
@@ -128,7 +129,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         self, node: cst.BaseExpression, where: Placement
     ) -> tuple[cst.BaseExpression, ...]:
         """``node`` when it names CUDA outside every guard (``Value.cuda_defaults``)."""
-        return (node,) if where == CUDA and not self.ctx.guarded else ()
+        return (node,) if where == CUDA and not self.core.ctx.guarded else ()
 
     def formatted_string(self, node: cst.FormattedString) -> Value:
         for part in node.parts:
@@ -155,24 +156,28 @@ class ExpressionInterpreter(DefinitionInterpreter):
     def attribute(self, node: cst.Attribute) -> Value:
         key = dotted_name(node)
         if key is not None:
-            method_key = self.method_key(key)
+            method_key = self.core.method_key(key)
             if method_key is not None:
-                self.rec.attribute_loads[id(node)] = method_key
-            known = self.lookup(key) or self.guard_attributes.get(key)
-            if known is None and self.unresolved_stars and self.lookup(key.split(".")[0]) is None:
-                self.resolve_stars()  # ``args.cuda`` of ``from utils import *``
-                known = self.lookup(key)
-            if known is None and self.guard_attributes:
-                alias = name_guesses.aliased_flag(key, self.guard_attributes)
-                known = self.guard_attributes[alias] if alias is not None else None
+                self.core.rec.attribute_loads[id(node)] = method_key
+            known = self.core.lookup(key) or self.core.guard_attributes.get(key)
+            if (
+                known is None
+                and self.core.imports.unresolved_stars
+                and self.core.lookup(key.split(".")[0]) is None
+            ):
+                self.core.imports.resolve_stars()  # ``args.cuda`` of ``from utils import *``
+                known = self.core.lookup(key)
+            if known is None and self.core.guard_attributes:
+                alias = name_guesses.aliased_flag(key, self.core.guard_attributes)
+                known = self.core.guard_attributes[alias] if alias is not None else None
             if known is not None:
-                self.note_read(known)
+                self.core.note_read(known)
                 return known
-            self.missed_attributes.add(key)
+            self.core.missed_attributes.add(key)
         base = self.expr(node.value)
         attr = node.attr.value
         if attr in ("type", "index") and base.kind is Kind.DEVICE:
-            self.mark_reference(node.value)  # ``torch.device("cuda").type``: no placement
+            self.core.mark_reference(node.value)  # ``torch.device("cuda").type``: no placement
         if base.kind is Kind.IMPORTED and base.qualname:
             qualname = f"{base.qualname}.{attr}"
             if qualname in torch_api.ACCELERATOR_DEVICE_ATTRIBUTES:
@@ -194,8 +199,9 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 # ``x.T``, and the fields of a model's output (``out.logits``,
                 # ``x.max(dim=1).values``): what a "tensor" value holds is on its device.
                 return base.derived()
-        if attr in self.option_defaults and _holds_settings(node.value):
-            return self.option_defaults[attr]  # ``args.device`` of ``--device``, default "cuda"
+        if attr in self.core.option_defaults and _holds_settings(node.value):
+            # ``args.device`` of ``--device``, default "cuda"
+            return self.core.option_defaults[attr]
         if (
             key is not None
             and name_guesses.is_device_like_name(key)
@@ -208,7 +214,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
 
     def subscript(self, node: cst.Subscript) -> Value:
         key = subscript_key(node)
-        known = self.lookup(key) if key is not None else None
+        known = self.core.lookup(key) if key is not None else None
         base = self.expr(node.value)
         index = UNKNOWN
         for element in node.slice:
@@ -241,7 +247,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
             and may_be_accelerator(index.where)
         ):
             operands = (Operand(node.value, base), Operand(index_node, index))
-            self.rec.mixes[id(node)] = Mix(node, operands, self.site())
+            self.core.rec.mixes[id(node)] = Mix(node, operands, self.core.site())
 
     def binary_operation(self, node: cst.BinaryOperation) -> Value:
         # Left-nested chains (a + b + c + ...) are flattened so that long ones cannot
@@ -257,7 +263,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         for operation in reversed(chain):
             right = self.expr(operation.right)
             left = self.combine(operation, [(left_node, left), (operation.right, right)])
-            self.rec.values[id(operation)] = left
+            self.core.rec.values[id(operation)] = left
             left_node = operation
         return left
 
@@ -275,7 +281,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
             tensors = [(n, v) for n, v in tensors if not v.scalar] or tensors[:1]
         if len(tensors) >= 2:
             operands_ = tuple(Operand(n, v) for n, v in tensors)
-            self.rec.mixes[id(node)] = Mix(node, operands_, self.site())
+            self.core.rec.mixes[id(node)] = Mix(node, operands_, self.core.site())
         known = [v.where for _, v in tensors if v.where is not None]
         where: Placement = None
         if known and (len(known) == len(tensors) or any(w and w != CPU for w in known)):
@@ -304,12 +310,12 @@ class ExpressionInterpreter(DefinitionInterpreter):
         left = self.expr(node.left)
         is_and = type(node.operator) is cst.And
         guarded = guards.is_cuda_guard(left, +1 if is_and else -1)
-        required = self.cuda_required
+        required = self.core.cuda_required
         if guards.cuda_ids_test(node.left) == (+1 if is_and else -1):
-            self.cuda_required = True
-        with self.scope(guarded=self.ctx.guarded or guarded):
+            self.core.cuda_required = True
+        with self.core.scope(guarded=self.core.ctx.guarded or guarded):
             right = self.expr(node.right)  # may not run: what it requires stays with it
-        self.cuda_required = required
+        self.core.cuda_required = required
         combined = guards.boolean(left, right, is_and)
         if (
             combined is not None
@@ -318,7 +324,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         ):
             # ``not args.no_cuda and torch.cuda.is_available()``: gated by the user's part.
             setting = node.right if left.kind is Kind.GUARD else node.left
-            return guards.gated(combined, source_of(setting), self.ctx.function)
+            return guards.gated(combined, source_of(setting), self.core.ctx.function)
         if combined is not None:
             return combined
         return join(left, right) if left.kind is right.kind else UNKNOWN
@@ -329,7 +335,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         for target in node.comparisons:
             operands.append((target.comparator, self.expr(target.comparator)))
         for operand, _ in operands:
-            self.mark_reference(operand)
+            self.core.mark_reference(operand)
         if len(node.comparisons) == 1:
             first = node.comparisons[0]
             guard = guards.comparison(node.left, first.operator, first.comparator, left)
@@ -339,35 +345,37 @@ class ExpressionInterpreter(DefinitionInterpreter):
 
     def if_expression(self, node: cst.IfExp) -> Value:
         test = self.expr(node.test)
-        ctx = self.ctx
-        self.rec.conditionals[id(node)] = Conditional(
-            node, test, ctx.backends_tested, None, self.site()
+        ctx = self.core.ctx
+        self.core.rec.conditionals[id(node)] = Conditional(
+            node, test, ctx.backends_tested, None, self.core.site()
         )
-        required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
-        placement, saved_env = guards.placement_test(node.test), self.env
+        required, ids_test = self.core.cuda_required, guards.cuda_ids_test(node.test)
+        placement, saved_env = guards.placement_test(node.test), self.core.env
         flag_key = guards.flag_test(node.test)
         backends = ctx.backends_tested
         if test.kind is Kind.GUARD and test.qualname:
             backends = backends | {test.qualname}
         sides = []
         for polarity, part in ((+1, node.body), (-1, node.orelse)):
-            with self.scope(
+            with self.core.scope(
                 guarded=ctx.guarded or guards.may_guard_cuda(test, polarity),
                 backends_tested=ctx.backends_tested if polarity > 0 else backends,
                 branches=(*ctx.branches, Branch(node, part)),
             ):
-                self.cuda_required = required or ids_test == polarity
+                self.core.cuda_required = required or ids_test == polarity
                 if placement is not None or flag_key is not None or polarity > 0:
-                    self.env = dict(saved_env)
-                    self.refine(placement, polarity)
-                    self.follow_flag(flag_key, polarity)  # ``x.numpy() if not flag else ...``
+                    self.core.env = dict(saved_env)
+                    self.core.statements.refine(placement, polarity)
+                    self.core.statements.follow_flag(
+                        flag_key, polarity
+                    )  # ``x.numpy() if not flag else ...``
                     if polarity > 0:
-                        self.drop_checked_default(node.test)
+                        self.core.statements.drop_checked_default(node.test)
                 sides.append(self.expr(part))
-        self.env, self.cuda_required = saved_env, required
+        self.core.env, self.core.cuda_required = saved_env, required
         body, orelse = sides
         body, orelse = _as_tensor_type(body, orelse), _as_tensor_type(orelse, body)
-        self.rec.values[id(node.body)], self.rec.values[id(node.orelse)] = body, orelse
+        self.core.rec.values[id(node.body)], self.core.rec.values[id(node.orelse)] = body, orelse
         flag = guards.conditional(test, body, orelse)  # ``True if avail else False``
         if flag is not None:
             return flag
@@ -417,16 +425,16 @@ class ExpressionInterpreter(DefinitionInterpreter):
     def comprehension(
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
     ) -> Value:
-        saved, required = self.env, self.cuda_required
-        self.env = dict(saved)
-        with self.scope():
+        saved, required = self.core.env, self.core.cuda_required
+        self.core.env = dict(saved)
+        with self.core.scope():
             for_in: cst.CompFor | None = node.for_in
             while for_in is not None:
                 iterable = self.expr(for_in.iter)
                 element, _ = self.iteration_element(for_in.iter, iterable)
                 self.bind_loop_target(for_in.target, for_in.iter, element)
                 if guards.is_cuda_guard(iterable, +1):
-                    self.narrow(guarded=True)  # ``[... for i in range(device_count())]``
+                    self.core.narrow(guarded=True)  # ``[... for i in range(device_count())]``
                 for condition in for_in.ifs:
                     self.expr(condition.test)
                 for_in = for_in.inner_for_in
@@ -435,7 +443,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
                 element_value = self.expr(node.value)
             else:
                 element_value = self.expr(node.elt)
-        self.env, self.cuda_required = saved, required
+        self.core.env, self.core.cuda_required = saved, required
         if element_value.kind is Kind.TENSOR:
             return Value(
                 Kind.TENSOR,
@@ -447,16 +455,16 @@ class ExpressionInterpreter(DefinitionInterpreter):
 
     def named_expression(self, node: cst.NamedExpr) -> Value:
         value = self.expr(node.value)
-        self.bind(node.target, value)
+        self.core.bind(node.target, value)
         return value
 
     def lambda_expression(self, node: cst.Lambda) -> Value:
-        saved, required = self.env, self.cuda_required
-        self.env = dict(saved)
+        saved, required = self.core.env, self.core.cuda_required
+        self.core.env = dict(saved)
         for param in parameters(node.params):
-            self.env[param.name.value] = UNKNOWN
+            self.core.env[param.name.value] = UNKNOWN
         self.expr(node.body)
-        self.env, self.cuda_required = saved, required
+        self.core.env, self.core.cuda_required = saved, required
         return UNKNOWN
 
     def yield_expression(self, node: cst.Yield) -> Value:
@@ -475,7 +483,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
         """The value of one element of ``iterable``, and whether it is a data loader."""
         inner = _unwrap_iteration(iterable)
         if inner is not iterable:
-            return self.iteration_element(inner, self.rec.values.get(id(inner), UNKNOWN))
+            return self.iteration_element(inner, self.core.rec.values.get(id(inner), UNKNOWN))
         name = dotted_name(iterable)
         if value.kind is Kind.LOADER or (
             value.kind is Kind.UNKNOWN
@@ -488,7 +496,7 @@ class ExpressionInterpreter(DefinitionInterpreter):
             # iterated over, yields its batches.
             for arg in iterable.args:
                 loader, is_loader = self.iteration_element(
-                    arg.value, self.rec.values.get(id(arg.value), UNKNOWN)
+                    arg.value, self.core.rec.values.get(id(arg.value), UNKNOWN)
                 )
                 if is_loader:
                     return loader, True
@@ -500,16 +508,16 @@ class ExpressionInterpreter(DefinitionInterpreter):
         if type(iterable) is cst.Call and type(iterable.func) is cst.Name:
             function = iterable.func.value
             if function == "enumerate" and type(target) is cst.Tuple and len(target.elements) == 2:
-                self.bind(target.elements[0].value, UNKNOWN)
-                self.bind(target.elements[1].value, element)
+                self.core.bind(target.elements[0].value, UNKNOWN)
+                self.core.bind(target.elements[1].value, element)
                 return
             if function == "zip" and type(target) is cst.Tuple:
                 for item, arg in zip(target.elements, iterable.args, strict=False):
-                    arg_value = self.rec.values.get(id(arg.value), UNKNOWN)
+                    arg_value = self.core.rec.values.get(id(arg.value), UNKNOWN)
                     value, _ = self.iteration_element(arg.value, arg_value)
-                    self.bind(item.value, value)
+                    self.core.bind(item.value, value)
                 return
-        self.bind(target, element)
+        self.core.bind(target, element)
 
 
 def _holds_settings(expr: cst.BaseExpression) -> bool:
@@ -536,53 +544,35 @@ def _unwrap_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-# The handler of each expression type, by method name (bound per interpreter in
-# ``handlers``, so that subclasses such as the call handlers are found).
-_HANDLER_NAMES: dict[type, str] = {
-    cst.Name: "name",
-    cst.Attribute: "attribute",
-    cst.Call: "call",
-    cst.SimpleString: "string",
-    cst.FormattedString: "formatted_string",
-    cst.Integer: "number",
-    cst.Float: "number",
-    cst.Subscript: "subscript",
-    cst.BinaryOperation: "binary_operation",
-    cst.UnaryOperation: "unary",
-    cst.BooleanOperation: "boolean_operation",
-    cst.Comparison: "comparison",
-    cst.IfExp: "if_expression",
-    cst.Tuple: "sequence",
-    cst.List: "sequence",
-    cst.Set: "sequence",
-    cst.Dict: "dictionary",
-    cst.ListComp: "comprehension",
-    cst.SetComp: "comprehension",
-    cst.GeneratorExp: "comprehension",
-    cst.DictComp: "comprehension",
-    cst.NamedExpr: "named_expression",
-    cst.Lambda: "lambda_expression",
-    cst.Await: "await_expression",
-    cst.Yield: "yield_expression",
-    cst.StarredElement: "starred",
-    cst.ConcatenatedString: "concatenated_string",
+# The handler of each expression type but calls (``Expressions.expr``), as plain functions.
+_HANDLERS: dict[type, Callable[[Expressions, Any], Value]] = {
+    cst.Name: Expressions.name,
+    cst.Attribute: Expressions.attribute,
+    cst.SimpleString: Expressions.string,
+    cst.FormattedString: Expressions.formatted_string,
+    cst.Integer: Expressions.number,
+    cst.Float: Expressions.number,
+    cst.Subscript: Expressions.subscript,
+    cst.BinaryOperation: Expressions.binary_operation,
+    cst.UnaryOperation: Expressions.unary,
+    cst.BooleanOperation: Expressions.boolean_operation,
+    cst.Comparison: Expressions.comparison,
+    cst.IfExp: Expressions.if_expression,
+    cst.Tuple: Expressions.sequence,
+    cst.List: Expressions.sequence,
+    cst.Set: Expressions.sequence,
+    cst.Dict: Expressions.dictionary,
+    cst.ListComp: Expressions.comprehension,
+    cst.SetComp: Expressions.comprehension,
+    cst.GeneratorExp: Expressions.comprehension,
+    cst.DictComp: Expressions.comprehension,
+    cst.NamedExpr: Expressions.named_expression,
+    cst.Lambda: Expressions.lambda_expression,
+    cst.Await: Expressions.await_expression,
+    cst.Yield: Expressions.yield_expression,
+    cst.StarredElement: Expressions.starred,
+    cst.ConcatenatedString: Expressions.concatenated_string,
 }
-
-
-_HANDLERS_BY_CLASS: dict[type, dict] = {}
-
-
-def handlers(
-    interpreter: type[ExpressionInterpreter],
-) -> dict[type, Callable[[ExpressionInterpreter, cst.BaseExpression], Value]]:
-    """The expression handlers of an interpreter class, by node type: plain functions, not
-    bound methods (bound ones held by the interpreter would make it a reference cycle, and
-    every file's tree would wait for the cyclic collector)."""
-    if interpreter not in _HANDLERS_BY_CLASS:
-        _HANDLERS_BY_CLASS[interpreter] = {
-            kind: getattr(interpreter, name) for kind, name in _HANDLER_NAMES.items()
-        }
-    return _HANDLERS_BY_CLASS[interpreter]
 
 
 def _as_tensor_type(value: Value, other: Value) -> Value:

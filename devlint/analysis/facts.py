@@ -1,4 +1,10 @@
-"""What the analysis learned about one file: the records every rule queries."""
+"""What the analysis learned about one file: the records every rule queries.
+
+This module and ``values.py`` are the analysis's query API: rules import nothing else of
+it (``tests/test_module_graph.py``). The tables and answers they read besides the records
+(the torch semantics, the ``torch.cuda`` APIs, the MPS operator tables, a few name
+guesses) are re-exported or answered here.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,21 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devlint.analysis import name_guesses
+from devlint.analysis import accelerator_api, name_guesses
+from devlint.analysis.accelerator_api import CudaApi as CudaApi
+from devlint.analysis.accelerator_api import equivalent_in as equivalent_in
 from devlint.analysis.guards import cuda_type_test, placement_test
+from devlint.analysis.mps_calls import OpCall as OpCall
+from devlint.analysis.mps_calls import mps_note as mps_note
+from devlint.analysis.mps_calls import op_calls as op_calls
+from devlint.analysis.mps_coverage import RELEASES as RELEASES
+from devlint.analysis.mps_op_map import Verdict as Verdict
+from devlint.analysis.name_guesses import names_lengths as names_lengths
 from devlint.analysis.syntax import child_nodes, dotted_name, operand_roots, source_of
+from devlint.analysis.torch_api import CPU_DEVICE_INDEX as CPU_DEVICE_INDEX
+from devlint.analysis.torch_api import DATA_LOADERS as DATA_LOADERS
+from devlint.analysis.torch_api import DISTRIBUTED_WRAPPERS as DISTRIBUTED_WRAPPERS
+from devlint.analysis.torch_api import places_by_keyword as places_by_keyword
 from devlint.analysis.values import (
     ACCELERATORS,
     CPU,
@@ -328,7 +346,6 @@ class FileFacts:
     _calls_by_node: dict[int, CallRecord] | None = None
     _function_of: dict[int, cst.FunctionDef | None] | None = None
     _version_tests: dict[int, bool] = field(default_factory=dict)  # test id -> answer
-    _cuda_method_classes: set[str] | None = None
 
     def call_of(self, node: cst.CSTNode) -> CallRecord | None:
         """The record of a call expression (None if ``node`` is no call the analysis ran)."""
@@ -346,21 +363,6 @@ class FileFacts:
             return True
         target = call.args[0] if call.args else call.keywords.get("device")
         return call.method == "to" and target is not None and target.where == CUDA
-
-    def own_cuda_method_moves(self, class_name: str) -> bool:
-        """Whether this file's class ``class_name`` has a ``cuda()`` method of its own that
-        moves tensors to CUDA (RepDistiller's ``AliasMethod.cuda``): calling it places
-        them, as ``tensor.cuda()`` would."""
-        if self._cuda_method_classes is None:
-            self._cuda_method_classes = {
-                call.site.class_name
-                for call in self.calls
-                if call.site.class_name is not None
-                and call.site.function is not None
-                and call.site.function.name.value == "cuda"
-                and self.moves_to_cuda(call.node)
-            }
-        return class_name in self._cuda_method_classes
 
     def factories_meeting_inputs(self, mix: Mix) -> list[cst.Call]:
         """Tensor factories called without ``device=`` in the function ``mix`` is in, whose
@@ -450,12 +452,6 @@ class FileFacts:
             self.star_bindings, self.resolve_stars = self.resolve_stars(), None
         return self.star_bindings
 
-    def may_end_on_mps(self, function: cst.FunctionDef | None, name: str) -> bool:
-        """Whether ``name``, assigned an MPS device in ``function`` (None: the module), may
-        still hold it where that code ends: a CUDA-or-CPU choice that a later MPS test
-        overrides (``if torch.backends.mps.is_available(): device = "mps"``)."""
-        return (id(function) if function is not None else 0, name) in self.mps_at_end
-
     def value_of(self, node: cst.CSTNode) -> Value:
         """The value the analysis computed for an expression (unknown if never evaluated)."""
         return self.values.get(id(node), UNKNOWN)
@@ -492,3 +488,25 @@ class FileFacts:
         if known is None:
             known = self._version_tests[id(test)] = self.tests_torch_version(test)
         return known
+
+
+def cuda_api(qualname: str | None) -> CudaApi | None:
+    """The ``torch.cuda`` API a callee is, with its ``torch.accelerator`` equivalent
+    (``accelerator_api.py``; DEV011, DEV017)."""
+    return accelerator_api.lookup(qualname)
+
+
+def cuda_api_table() -> str:
+    """The ``torch.cuda`` APIs and their equivalents, as a Markdown table (rule pages)."""
+    return accelerator_api.table_markdown()
+
+
+def forwards_placement(call: CallRecord) -> bool:
+    """A method call inside a method that forwards placement to torch's (a ``cuda``, ``to``
+    or ``_apply`` override: ``name_guesses.FORWARDING_METHODS``): its callers decide."""
+    function = call.site.function
+    return (
+        function is not None
+        and name_guesses.forwards_placement(function.name.value)
+        and isinstance(call.node.func, cst.Attribute)
+    )

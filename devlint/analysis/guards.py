@@ -29,7 +29,6 @@ on the negated test guards the rest of the block; ``assert`` on the test guards 
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import libcst as cst
@@ -319,13 +318,10 @@ def always_exits(body: cst.BaseSuite) -> bool:
     return False
 
 
-_NAMES_CUDA = re.compile(r"\b(?:cuda|gpu)\b", re.IGNORECASE)
-
-
 def refusal_names_cuda(statement: cst.BaseStatement) -> bool:
     """``if not cuda: raise/return ...`` whose body says, in a string, that CUDA is needed."""
     return type(statement) is cst.If and any(
-        _NAMES_CUDA.search(string.value) for string in strings_in(statement.body)
+        name_guesses.message_names_cuda(string.value) for string in strings_in(statement.body)
     )
 
 

@@ -12,18 +12,17 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis import name_guesses
-from devlint.analysis.interpreter import Env
+from devlint.analysis.interpreter import Interpreter
 from devlint.analysis.project_imports import CallerCall, ModuleSummary, ProjectModules
-from devlint.analysis.statements import StatementInterpreter
 from devlint.analysis.syntax import dotted_name, module_name
 from devlint.analysis.values import Kind, Value
 
 
-class ImportInterpreter(StatementInterpreter):
+class Imports:
     """Import handlers and the lookups of project modules (see the module docstring)."""
 
-    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
-        super().__init__(guard_functions, guard_attributes)
+    def __init__(self, core: Interpreter) -> None:
+        self.core = core
         self.star_modules: list[str] = []  # ``from torch.nn import *``, in order
         self.user_star = False  # ``from models import *`` of a module that is not a library's
         # ``from utils import *`` of this project's modules (project_imports.py); None: the
@@ -51,7 +50,7 @@ class ImportInterpreter(StatementInterpreter):
         for target in small.targets if flags else ():
             holder = dotted_name(target.target)
             for attribute, flag in (flags or {}).items() if holder else ():
-                self.store(f"{holder}.{attribute}", flag)
+                self.core.store(f"{holder}.{attribute}", flag)
 
     @staticmethod
     def is_library(module: str) -> bool:
@@ -60,7 +59,7 @@ class ImportInterpreter(StatementInterpreter):
 
     def returned_flags(self, value: cst.BaseExpression) -> dict[str, Value] | None:
         """The availability flags on what a call of a project module's function returns."""
-        record = self.rec.calls.get(id(value)) if type(value) is cst.Call else None
+        record = self.core.rec.calls.get(id(value)) if type(value) is cst.Call else None
         if record is None or record.callee is None or not self.is_project_name(record.callee):
             return None
         summary = self.project_summary(record.callee)
@@ -104,10 +103,10 @@ class ImportInterpreter(StatementInterpreter):
         for alias in node.names:
             full = module_name(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.env[alias.asname.name.value] = Value(Kind.IMPORTED, qualname=full)
+                self.core.env[alias.asname.name.value] = Value(Kind.IMPORTED, qualname=full)
             else:
                 top = full.split(".", 1)[0]
-                self.env[top] = Value(Kind.IMPORTED, qualname=top)
+                self.core.env[top] = Value(Kind.IMPORTED, qualname=top)
             if self.project_modules is not None and not self.is_library(full):
                 self.project_packages[full] = full  # ``import util.misc as utils``
 
@@ -135,7 +134,7 @@ class ImportInterpreter(StatementInterpreter):
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             qualname = f"{base}.{name}" if base and not base.endswith(".") else base + name
-            self.env[local] = Value(Kind.IMPORTED, qualname=qualname)
+            self.core.env[local] = Value(Kind.IMPORTED, qualname=qualname)
             if project:
                 self.project_names[qualname] = (len(node.relative), module, name)
 
@@ -153,4 +152,18 @@ class ImportInterpreter(StatementInterpreter):
         return self.star_bindings
 
     def star_import(self, summary: ModuleSummary) -> None:
-        raise NotImplementedError  # definitions.py
+        """Bind what a project module's star import brings (``project_imports.py``) at module
+        level; it runs lazily (``resolve_stars``), so names the file binds itself win."""
+        core, definitions = self.core, self.core.definitions
+        saved, core.env = core.env, core.module_env
+        try:
+            for key in sorted(summary.names):  # ``args`` before ``args.cuda``
+                if key not in core.module_env:
+                    core.store(key, summary.names[key])
+        finally:
+            core.env = saved
+        definitions.module_classes |= summary.module_classes
+        definitions.stateless_classes |= summary.stateless_classes
+        definitions.imported_returns.update(summary.returns)
+        definitions.imported_items.update(summary.dataset_items)
+        self.star_modules.extend(summary.star_modules)

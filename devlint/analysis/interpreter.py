@@ -8,17 +8,20 @@ Function bodies run after the module body, against its final environment, as the
 when called from a script's main code; module-level functions are also re-run at their
 calls (bounded inlining) to learn what they return for the arguments given.
 
-The parts, one job each:
+The interpreter is composed, not inherited: this core holds the state and one handler
+object per module, each built with the core and reaching the others through it
+(``self.core.calls.call(node)``); ``analyzer.new_interpreter`` assembles them:
 
 - ``interpreter.py`` (this file): the state, ``Context`` (loop, guard, function, class,
-  branches: set for a region with ``with self.scope(...)``, restored by the interpreter,
-  never by hand), environments and their joins, the fixpoint for loops;
-- ``statements.py``: statements, branches, loops, functions and classes;
+  branches: set for a region with ``with core.scope(...)``, restored by the core, never
+  by hand), environments and their joins, the fixpoint for loops;
+- ``statements.py``: statements, branches, loops and ``try``; ``imports.py``: imports;
+  ``definitions.py``: functions, classes and parameter values;
 - ``expressions.py``: expressions and operators;
 - ``calls.py``: calls: tensor and module methods, this file's functions and classes, and
   the dispatch of torch APIs to ``effects.py`` (one handler per ``torch_api.Effect``);
 - ``datasets.py``: instances of the file's own ``Dataset`` classes (where their items are,
-  for the loaders over them);
+  for the loaders over them); ``module_classes.py``: instances of its ``nn.Module``s;
 - ``guards.py``: availability as a boolean value domain; ``requirements.py``: *CUDA
   required* contexts; ``torch_api.py``: the torch semantics table; ``name_guesses.py``: the name guesses;
 - ``facts.py``: what rules read (records and the query API); ``values.py``: the lattice.
@@ -29,6 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -52,6 +56,16 @@ from devlint.analysis.values import (
     is_empty_container,
     join,
 )
+
+if TYPE_CHECKING:  # the handlers import this module; they are built by ``analyzer``
+    from devlint.analysis.calls import Calls
+    from devlint.analysis.datasets import Datasets
+    from devlint.analysis.definitions import Definitions
+    from devlint.analysis.effects import Effects
+    from devlint.analysis.expressions import Expressions
+    from devlint.analysis.imports import Imports
+    from devlint.analysis.module_classes import ModuleClasses
+    from devlint.analysis.statements import Statements
 
 Env = dict[str, Value]
 MAX_LOOP_PASSES = 3
@@ -150,7 +164,17 @@ class PendingBody:
 
 
 class Interpreter:
-    """State and environment operations; the handlers live in the mixins that extend it."""
+    """The core: state and environment operations, and the handlers (attached by
+    ``analyzer.new_interpreter``)."""
+
+    statements: Statements
+    imports: Imports
+    definitions: Definitions
+    expressions: Expressions
+    effects: Effects
+    calls: Calls
+    datasets: Datasets
+    module_classes: ModuleClasses
 
     def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
         self.guard_functions = guard_functions
@@ -158,6 +182,7 @@ class Interpreter:
         # Attributes such as ``args.cuda`` that hold an availability test somewhere in the
         # file; a function may read one before the analysis reaches its assignment.
         self.guard_attributes: Env = dict(guard_attributes)
+        self.seeded_guards = frozenset(guard_attributes)  # those known before this run
         self.missed_attributes: set[str] = set()
         self.rec = Records()
         self.ctx = Context()
@@ -186,13 +211,11 @@ class Interpreter:
         self.default_float64 = False
         self._last_site: tuple[Context, bool, Site] | None = None
 
-    # -- handlers provided by the mixins (statements.py, expressions.py, calls.py)
-
-    def expr(self, node: cst.BaseExpression) -> Value:
-        raise NotImplementedError
-
-    def suite(self, body: cst.BaseSuite) -> bool:
-        raise NotImplementedError
+    def close(self) -> None:
+        """Drop the handlers once nothing runs the interpreter again: each holds the core,
+        and without them reference counting frees the core (no cyclic garbage per file)."""
+        del self.statements, self.imports, self.definitions, self.expressions
+        del self.effects, self.calls, self.datasets, self.module_classes
 
     # -- context
 
@@ -248,7 +271,7 @@ class Interpreter:
             if key is not None:
                 self.store(key, value, target)
             elif type(target) is cst.Attribute:
-                self.expr(target.value)
+                self.expressions.expr(target.value)
         elif type(target) is cst.Tuple or type(target) is cst.List:
             elements = value.elements
             if elements is None or len(elements) != len(target.elements):
@@ -283,7 +306,7 @@ class Interpreter:
             self.guard_attributes[key] = value
 
     def bind_subscript(self, target: cst.Subscript, value: Value) -> None:
-        self.expr(target)
+        self.expressions.expr(target)
         key = subscript_key(target)
         if key is not None and value.kind is Kind.GUARD:
             self.store(key, value)  # ``cfg["cuda"] = torch.cuda.is_available()``
@@ -309,7 +332,7 @@ class Interpreter:
             and not any(isinstance(e, cst.StarredElement) for e in source.elements)
         ):
             return False
-        values = [self.expr(e.value) for e in source.elements]
+        values = [self.expressions.expr(e.value) for e in source.elements]
         for element, value in zip(target.elements, values, strict=True):
             self.bind(element.value, value)
         return True

@@ -24,8 +24,8 @@ from enum import Enum
 
 from devlint.analysis import torch_api
 from devlint.analysis.calls import MAX_INLINED_DEPTH
-from devlint.analysis.datasets import DatasetInterpreter, receiver_of
-from devlint.analysis.interpreter import Env, Records
+from devlint.analysis.datasets import receiver_of
+from devlint.analysis.interpreter import Interpreter, Records
 from devlint.analysis.values import CPU, UNKNOWN, Kind, Value, may_be_accelerator
 
 # Module methods that give a module parameters or buffers where it is built.
@@ -40,17 +40,18 @@ class Construction(Enum):
     UNSEEN = "unseen"  # no parameters seen, or its ``__init__`` could not be run
 
 
-class ModuleClassInterpreter(DatasetInterpreter):
+class ModuleClasses:
     """Instances of this file's module classes (see the module docstring)."""
 
-    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
-        super().__init__(guard_functions, guard_attributes)
+    def __init__(self, core: Interpreter) -> None:
+        self.core = core
         self.constructions: dict[str, Construction] = {}
 
-    def instantiate(self, callee: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
-        value = super().instantiate(callee, args, keywords)
-        name = callee.qualname or ""
-        if value.kind is not Kind.MODULE or value.stateless:
+    def instance(self, value: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
+        """A new module of this file's class (``calls.instantiate``, on the default device):
+        there only where its construction shows parameters built there."""
+        name = value.qualname or ""
+        if value.stateless:
             return value
         if any(_placed_part(arg) for arg in (*args, *keywords.values())):
             return replace(value, where=None)  # built from parts that may be elsewhere
@@ -70,23 +71,23 @@ class ModuleClassInterpreter(DatasetInterpreter):
     def run_construction(
         self, name: str, args: list[Value], keywords: dict[str, Value], depth: int
     ) -> Construction:
-        bases = self.module_bases.get(name, ())
+        bases = self.core.definitions.module_bases.get(name, ())
         inherited = [
             self.construction(base, [], {}, depth + 1)
             for base in bases
-            if base in self.module_methods and depth < MAX_INLINED_DEPTH
+            if base in self.core.definitions.module_methods and depth < MAX_INLINED_DEPTH
         ]
         if Construction.SELF_PLACING in inherited:
             return Construction.SELF_PLACING
-        built = Construction.ON_CPU in inherited or name in self.layer_classes
-        init = self.module_methods.get(name, {}).get("__init__")
+        built = Construction.ON_CPU in inherited or name in self.core.definitions.layer_classes
+        init = self.core.definitions.module_methods.get(name, {}).get("__init__")
         if init is None or not receiver_of(init):
             return Construction.ON_CPU if built else Construction.UNSEEN
-        if self.inline_depth >= MAX_INLINED_DEPTH or self.inline_budget <= 0:
+        if self.core.calls.inline_depth >= MAX_INLINED_DEPTH or self.core.calls.inline_budget <= 0:
             return Construction.UNSEEN
-        self.inline_budget -= 1
-        env = self.argument_env(init, args, keywords, bound=1)
-        _, _, records = self.detached(init, env, class_name=name)
+        self.core.calls.inline_budget -= 1
+        env = self.core.calls.argument_env(init, args, keywords, bound=1)
+        _, _, records = self.core.calls.detached(init, env, class_name=name)
         if _places_parts(records):
             return Construction.SELF_PLACING
         return Construction.ON_CPU if built or _builds_parameters(records) else Construction.UNSEEN

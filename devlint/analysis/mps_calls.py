@@ -14,14 +14,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from devlint.analysis import mps_op_map
-from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.mps_op_map import CallEntry, Verdict
 from devlint.analysis.values import Kind, Placement, Step, chain
 from devlint.torch_target import TorchVersion, format_target
+
+if TYPE_CHECKING:  # facts re-exports this module's queries for the rules
+    from devlint.analysis.facts import CallRecord, FileFacts
 
 _TENSOR_LIKE = (Kind.TENSOR, Kind.UNKNOWN)
 

@@ -5,10 +5,6 @@ decision is here, with the evidence for it (the eval set or corpus that needed i
 nothing else in the analysis reads names to learn what a value is, and everywhere else
 what is not known stays unknown (issue 27: never "tensor", "CPU" or "unguarded" by
 default). The API semantics themselves are data in ``torch_api.py``.
-
-One decision of this kind lives elsewhere: DEV003's ``_forwards`` (a function that passes
-its device parameter on, ``rules/dev003_unguarded_cuda.py``), kept with that rule while
-it is being reworked.
 """
 
 from __future__ import annotations
@@ -155,8 +151,9 @@ def names_device_constructor(name: str) -> bool:
     return name.endswith("device")
 
 
-# A module class of this file named ``...Loss`` computes a loss: no parameters of its own,
-# so its placement does not matter (torch's own losses all are; tutorials' ``FocalLoss``).
+# A module class named ``...Loss`` computes a loss: no parameters of its own, so its
+# placement does not matter (torch's own losses all are, ``torch_api.is_stateless_module``;
+# this file's, ``definitions.py``: tutorials' ``FocalLoss``).
 def is_loss_class_name(name: str) -> bool:
     return name.endswith("Loss")
 
@@ -178,3 +175,23 @@ _HOST_CONVERTER = re.compile(r"cpu|numpy|host", re.IGNORECASE)
 
 def follows_its_inputs(callee_name: str) -> bool:
     return not _HOST_CONVERTER.search(callee_name.rsplit(".", 1)[-1])
+
+
+# A method named ``cuda``, ``to`` or ``_apply`` (a class overriding torch's) forwards to
+# ``Module.cuda``/``Tensor.cuda``: the placements it makes are its callers' to guard, not
+# its own (DEV003, since the first engine).
+FORWARDING_METHODS = frozenset({"cuda", "to", "_apply"})
+
+
+def forwards_placement(function_name: str) -> bool:
+    return function_name in FORWARDING_METHODS
+
+
+# ``if not torch.cuda.is_available(): raise RuntimeError("... requires a GPU")``: a refusal
+# whose message names CUDA (or a GPU) in words says the code is written for CUDA
+# (transformers' deepgemm/msa integrations: DEV011, guards.refusal_names_cuda).
+_NAMES_CUDA = re.compile(r"\b(?:cuda|gpu)\b", re.IGNORECASE)
+
+
+def message_names_cuda(text: str) -> bool:
+    return bool(_NAMES_CUDA.search(text))

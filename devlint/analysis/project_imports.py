@@ -8,7 +8,7 @@ what each function returns for any arguments, which functions return on the devi
 the tensors they are given, the availability flags set on what a function returns
 (``args.cuda`` of ``get_args()``), where its datasets' items are. A star import binds
 the names; an explicit import is looked up when the file calls the name
-(``CallInterpreter.project_call``, ``StatementInterpreter.returned_flags``). Both are
+(``Calls.project_call``, ``Imports.returned_flags``). Both are
 resolved lazily, when a name misses or is called. Summaries are kept per process, per
 file and version (mtime, size): each sibling is read once per run.
 

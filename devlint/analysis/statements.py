@@ -1,18 +1,18 @@
-"""The interpreter's statements: blocks, branches, loops, ``try``, functions and classes.
+"""The interpreter's statements: blocks, assignments, branches, loops, ``try``, ``match``.
 
 Branches run in copies of the environment and are joined after; a branch that always
 leaves (``return``, ``raise``, ...) drops out of the join, so an early exit on a negated
 availability test guards the rest of its block (``guards.py``). Both sides of a device
 test refine the value tested (``guards.placement_test``): ``if x.is_cuda: ... else: ...``
-knows ``x`` is not on CUDA in the ``else``. Loops run to a fixpoint. ``def`` queues the
-body (``PendingBody``) to run once the enclosing code has run; classes record which of
-them are ``nn.Module``s and what their methods store on ``self``.
+knows ``x`` is not on CUDA in the ``else``. Loops run to a fixpoint. Imports go to
+``imports.py``, ``def`` and ``class`` to ``definitions.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import libcst as cst
 
@@ -103,22 +103,21 @@ def _following(
     return found
 
 
-class StatementInterpreter(Interpreter):
+class Statements:
     """Statement handlers (see the module docstring)."""
 
-    def __init__(self, guard_functions: frozenset[str], guard_attributes: Env) -> None:
-        super().__init__(guard_functions, guard_attributes)
+    def __init__(self, core: Interpreter) -> None:
+        self.core = core
         self.refuses_without_cuda = False  # a function here refuses to run without CUDA
         self.previous_statement: cst.BaseStatement | None = None  # of the running statement
         # One ``Loop`` per loop statement and kind, however often its code runs: what it
         # computes about its body is computed once.
         self.loops: dict[tuple[int, bool], Loop] = {}
-        self.compound = _compound_handlers(type(self))
 
     def block(self, statements: Sequence[cst.BaseStatement]) -> bool:
         """Run a block; True when it always leaves (return, raise, continue, break, exit)."""
         exits = False
-        with Scope(self, {}):  # what an early exit narrows ends with the block
+        with Scope(self.core, {}):  # what an early exit narrows ends with the block
             for index, statement in enumerate(statements):
                 following = statements[index + 1] if index + 1 < len(statements) else None
                 is_if = type(statement) is cst.If
@@ -127,20 +126,20 @@ class StatementInterpreter(Interpreter):
                 if self.statement(statement, following):
                     exits = True
                 if self.guards_rest_of_block(statement):
-                    self.narrow(guarded=True)
-                    if self.ctx.function is not None and guards.refusal_names_cuda(statement):
+                    self.core.narrow(guarded=True)
+                    if self.core.ctx.function is not None and guards.refusal_names_cuda(statement):
                         self.refuses_without_cuda = True
                 if is_if:
                     self.validate_flag(statement)
                 left_behind = self.backend_left_behind(statement)
                 if left_behind:
-                    self.narrow(backends_tested=self.ctx.backends_tested | left_behind)
+                    self.core.narrow(backends_tested=self.core.ctx.backends_tested | left_behind)
         return exits
 
     def backend_left_behind(self, statement: cst.BaseStatement) -> frozenset[str]:
         """``if mps_available: return "mps"``: what follows is the else of that test."""
         if type(statement) is cst.If and statement.orelse is None:
-            test = self.rec.values.get(id(statement.test), UNKNOWN)
+            test = self.core.rec.values.get(id(statement.test), UNKNOWN)
             if test.kind is Kind.GUARD and test.qualname and guards.always_exits(statement.body):
                 return frozenset({test.qualname})
         return frozenset()
@@ -153,7 +152,7 @@ class StatementInterpreter(Interpreter):
         test = statement.test
         if not (type(test) is cst.BooleanOperation and type(test.operator) is cst.And):
             return
-        values = self.rec.values
+        values = self.core.rec.values
         for tested, check in ((test.left, test.right), (test.right, test.left)):
             # ``if device.type == "cuda" and not torch.cuda.is_available(): return cpu``
             # (cleanrl's ``get_device``): from here on, a CUDA default of ``device`` is
@@ -165,9 +164,9 @@ class StatementInterpreter(Interpreter):
                 and guards.is_cuda_guard(values.get(id(check), UNKNOWN), -1)
                 and guards.always_exits(statement.body)
             ):
-                device = self.lookup(placement[0])
+                device = self.core.lookup(placement[0])
                 if device is not None and device.cuda_defaults:
-                    self.env[placement[0]] = replace(device, cuda_defaults=())
+                    self.core.env[placement[0]] = replace(device, cuda_defaults=())
         for flag, check in ((test.left, test.right), (test.right, test.left)):
             key = dotted_name(flag)
             if (
@@ -176,17 +175,17 @@ class StatementInterpreter(Interpreter):
                 and values.get(id(flag), UNKNOWN).kind is not Kind.GUARD
                 and guards.always_exits(statement.body)
             ):
-                self.store(key, guards.CUDA_AVAILABLE)
+                self.core.store(key, guards.CUDA_AVAILABLE)
 
     def guards_rest_of_block(self, statement: cst.BaseStatement) -> bool:
         """``if not cuda: return`` / ``assert torch.cuda.is_available()``."""
         if type(statement) is cst.If and statement.orelse is None:
-            test = self.rec.values.get(id(statement.test), UNKNOWN)
+            test = self.core.rec.values.get(id(statement.test), UNKNOWN)
             return guards.is_cuda_guard(test, -1) and guards.always_exits(statement.body)
         if type(statement) is cst.SimpleStatementLine:
             for small in statement.body:
                 if type(small) is cst.Assert:
-                    test = self.rec.values.get(id(small.test), UNKNOWN)
+                    test = self.core.rec.values.get(id(small.test), UNKNOWN)
                     if guards.is_cuda_guard(test, +1):
                         return True
         return False
@@ -203,7 +202,7 @@ class StatementInterpreter(Interpreter):
             assert isinstance(stmt, cst.SimpleStatementLine)
             exits = any(self.small_statement(small) for small in stmt.body)
             if len(stmt.body) == 1 and type(stmt.body[0]) is cst.Expr:
-                record = self.rec.calls.get(id(stmt.body[0].value))
+                record = self.core.rec.calls.get(id(stmt.body[0].value))
                 if record is not None:
                     record.own_line = record.discarded
             return exits
@@ -212,21 +211,27 @@ class StatementInterpreter(Interpreter):
             return self.if_statement(stmt, following)
         if kind is cst.With:
             assert isinstance(stmt, cst.With)
-            default = self.default_device
+            default = self.core.default_device
             for item in stmt.items:
-                value = self.expr(item.item)
+                value = self.core.expressions.expr(item.item)
                 if item.asname is not None:
-                    self.bind(item.asname.name, value)
-                record = self.rec.calls.get(id(item.item))
+                    self.core.bind(item.asname.name, value)
+                record = self.core.rec.calls.get(id(item.item))
                 if record is not None and record.callee in torch_api.DEVICE_CONTEXTS:
-                    self.default_device = value.where  # ``with torch.device("cuda"):``
+                    self.core.default_device = value.where  # ``with torch.device("cuda"):``
             try:
                 return self.suite(stmt.body)
             finally:
-                self.default_device = default
-        handler = self.compound.get(kind)
+                self.core.default_device = default
+        handler = _COMPOUND_HANDLERS.get(kind)
         if handler is not None:
             handler(self, stmt)
+        elif kind is cst.FunctionDef:
+            assert isinstance(stmt, cst.FunctionDef)
+            self.core.definitions.function_def(stmt, class_name=None)
+        elif kind is cst.ClassDef:
+            assert isinstance(stmt, cst.ClassDef)
+            self.core.definitions.class_def(stmt)
         return False
 
     def small_statement(self, small: cst.BaseSmallStatement) -> bool:
@@ -242,15 +247,18 @@ class StatementInterpreter(Interpreter):
         elif kind is cst.AnnAssign:
             assert isinstance(small, cst.AnnAssign)
             if small.value is not None:
-                value = self.expr(small.value)
+                value = self.core.expressions.expr(small.value)
                 if any(default is small.value for default in value.cuda_defaults):
-                    self.rec.definition_literals.add(id(small.value))
-                self.bind(small.target, value)
+                    self.core.rec.definition_literals.add(id(small.value))
+                self.core.bind(small.target, value)
         elif kind is cst.AugAssign:
             assert isinstance(small, cst.AugAssign)
-            current, value = self.expr(small.target), self.expr(small.value)
+            current, value = (
+                self.core.expressions.expr(small.target),
+                self.core.expressions.expr(small.value),
+            )
             operands = [(small.target, current), (small.value, value)]
-            self.bind(small.target, self.combine(small, operands))
+            self.core.bind(small.target, self.core.expressions.combine(small, operands))
         elif kind is cst.Return:
             assert isinstance(small, cst.Return)
             self.return_statement(small)
@@ -258,52 +266,49 @@ class StatementInterpreter(Interpreter):
         elif kind is cst.Raise:
             assert isinstance(small, cst.Raise)
             if small.exc is not None:
-                self.expr(small.exc)
+                self.core.expressions.expr(small.exc)
             return True
         elif kind is cst.Break or kind is cst.Continue:
             return True
         elif kind is cst.Assert:
             assert isinstance(small, cst.Assert)
-            self.expr(small.test)
+            self.core.expressions.expr(small.test)
             if small.msg is not None:
-                self.expr(small.msg)
+                self.core.expressions.expr(small.msg)
             self.refine(guards.placement_test(small.test), +1)
         elif kind is cst.Import:
             assert isinstance(small, cst.Import)
-            self.import_names(small)
+            self.core.imports.import_names(small)
         elif kind is cst.ImportFrom:
             assert isinstance(small, cst.ImportFrom)
-            self.import_from(small)
+            self.core.imports.import_from(small)
         elif kind is cst.Del:
             assert isinstance(small, cst.Del)
-            self.expr(small.target)
+            self.core.expressions.expr(small.target)
         return False
 
-    def combine(
-        self, node: cst.CSTNode, operands: Sequence[tuple[cst.BaseExpression | None, Value]]
-    ) -> Value:
-        raise NotImplementedError  # expressions.py
-
     def assign(self, small: cst.Assign) -> None:
-        if len(small.targets) == 1 and self.bind_pairwise(small.targets[0].target, small.value):
+        if len(small.targets) == 1 and self.core.bind_pairwise(
+            small.targets[0].target, small.value
+        ):
             return
-        value = self.expr(small.value)
+        value = self.core.expressions.expr(small.value)
         if any(default is small.value for default in value.cuda_defaults):
-            self.rec.definition_literals.add(id(small.value))  # ``device = "cuda"``
+            self.core.rec.definition_literals.add(id(small.value))  # ``device = "cuda"``
         if value.scalar and value.origins == (small.value,) and len(small.targets) == 1:
             # ``rewards = torch.tensor(r)``: the name it gets says it holds several.
             name = dotted_name(small.targets[0].target) or ""
             value = replace(value, scalar=not name_guesses.names_a_sequence(name))
         for target in small.targets:
-            self.bind(target.target, value)
+            self.core.bind(target.target, value)
         self.note_device_choice(small, value)
         kind = type(small.value)
         if kind is cst.Call:
-            self.bind_returned_flags(small)  # ``args = get_args()``: ``args.cuda``
+            self.core.imports.bind_returned_flags(small)  # ``args = get_args()``: ``args.cuda``
         elif kind is cst.IfExp and any(
             name_guesses.is_device_like_name(dotted_name(t.target) or "") for t in small.targets
         ):
-            self.rec.device_named.add(id(small.value))  # ``device = 0 if avail else -1``
+            self.core.rec.device_named.add(id(small.value))  # ``device = 0 if avail else -1``
         elif kind is cst.Dict:
             assert isinstance(small.value, cst.Dict)
             for target in small.targets:
@@ -317,17 +322,16 @@ class StatementInterpreter(Interpreter):
             return
         name = small.targets[0].target.value
         if value.kind is Kind.DEVICE and value.where == MPS:
-            function = self.ctx.function
-            self.rec.mps_assigned.add((id(function) if function is not None else 0, name))
+            function = self.core.ctx.function
+            self.core.rec.mps_assigned.add((id(function) if function is not None else 0, name))
         choice: cst.BaseExpression = small.value
         if type(choice) is cst.Call and choice.args and choice.args[0].keyword is None:
             choice = choice.args[0].value
-        conditional = self.rec.conditionals.get(id(choice)) if type(choice) is cst.IfExp else None
+        conditional = (
+            self.core.rec.conditionals.get(id(choice)) if type(choice) is cst.IfExp else None
+        )
         if conditional is not None:
             conditional.binds = name
-
-    def bind_returned_flags(self, small: cst.Assign) -> None:
-        raise NotImplementedError  # imports.py
 
     def bind_dict_keys(self, target: cst.BaseExpression, literal: cst.Dict) -> None:
         """``cfg = {"cuda": torch.cuda.is_available()}``: ``cfg["cuda"]`` is a guard;
@@ -339,41 +343,32 @@ class StatementInterpreter(Interpreter):
         for element in literal.elements:
             if isinstance(element, cst.DictElement):
                 key = string_value(element.key)
-                value = self.rec.values.get(id(element.value), UNKNOWN)
+                value = self.core.rec.values.get(id(element.value), UNKNOWN)
                 if key is not None and value.kind is Kind.GUARD:
-                    self.store(f"{name}.[{key}]", value)
+                    self.core.store(f"{name}.[{key}]", value)
                 elif (
                     key == "pin_memory"
                     and value.kind is Kind.CONSTANT
                     and value.constant is True
-                    and not (self.ctx.guarded or self.cuda_required)
+                    and not (self.core.ctx.guarded or self.core.cuda_required)
                 ):
-                    self.rec.pinning_dicts[(id(self.ctx.function), name)] = element
+                    self.core.rec.pinning_dicts[(id(self.core.ctx.function), name)] = element
 
     def return_statement(self, small: cst.Return) -> None:
         if small.value is not None:
-            returned = self.expr(small.value)
-            self.mark_reference(small.value)
-            if self.returns is not None:
-                self.returns.append(returned)
-        if not (self.cuda_required or self.ctx.guarded):
-            self.exits_without_cuda = True
-
-    def import_names(self, node: cst.Import) -> None:
-        raise NotImplementedError  # imports.py
-
-    def import_from(self, node: cst.ImportFrom) -> None:
-        raise NotImplementedError  # imports.py
-
-    def resolve_stars(self) -> dict[int, frozenset[str]]:
-        raise NotImplementedError  # imports.py
+            returned = self.core.expressions.expr(small.value)
+            self.core.mark_reference(small.value)
+            if self.core.returns is not None:
+                self.core.returns.append(returned)
+        if not (self.core.cuda_required or self.core.ctx.guarded):
+            self.core.exits_without_cuda = True
 
     def expression_statement(self, expr: cst.BaseExpression) -> None:
         """A bare call: a discarded result, and the in-place effects of module methods."""
-        self.expr(expr)
+        self.core.expressions.expr(expr)
         if type(expr) is not cst.Call:
             return
-        record = self.rec.calls.get(id(expr))
+        record = self.core.rec.calls.get(id(expr))
         if record is not None:
             record.discarded = True
         if type(expr.func) is not cst.Attribute:
@@ -390,32 +385,32 @@ class StatementInterpreter(Interpreter):
 
     def in_place_effect(self, call: cst.Call, key: str, method: str) -> None:
         """``model.to(device)`` moves a module in place; containers grow with their parts."""
-        receiver = self.lookup(key) or UNKNOWN
-        values = self.rec.values
+        receiver = self.core.lookup(key) or UNKNOWN
+        values = self.core.rec.values
         if method in torch_api.MOVE_METHODS and (
             receiver.kind is not Kind.TENSOR or receiver.whole_batch
         ):
-            self.env[key] = values.get(id(call), receiver)
+            self.core.env[key] = values.get(id(call), receiver)
         elif receiver.kind is Kind.MODULE and method in _ADDS_MODULES and call.args:
             # ``seq.add_module("conv", layer)``: the container also lives where the part does.
             part = values.get(id(call.args[-1].value), UNKNOWN)
             where = join_placement(receiver.where, part.where) if part.kind is Kind.MODULE else None
-            self.env[key] = Value(Kind.MODULE, where)
+            self.core.env[key] = Value(Kind.MODULE, where)
         elif method in ("append", "extend", "insert") and call.args:
             item = values.get(id(call.args[-1].value), UNKNOWN)
             if method == "extend":
                 item = element_of(item)
             holds_tensors = receiver.kind is Kind.TENSOR or is_empty_container(receiver)
             if item.kind is Kind.TENSOR and holds_tensors:
-                self.env[key] = Value(Kind.TENSOR, join_placement(receiver.where, item.where))
+                self.core.env[key] = Value(Kind.TENSOR, join_placement(receiver.where, item.where))
             elif holds_tensors:
-                self.env[key] = UNKNOWN  # ``models.append(Net())``: not a tensor container
+                self.core.env[key] = UNKNOWN  # ``models.append(Net())``: not a tensor container
 
     def branch_conditions(self, node: cst.If) -> tuple[list[bool], list[bool]]:
         """``Context.conditional`` and ``inner_conditional`` in the body and in the ``else``
         of an ``if``: inside a loop, a branch runs on some iterations only, unless the test
         is a setting fixed for the whole loop (``if is_train:``)."""
-        ctx = self.ctx
+        ctx = self.core.ctx
         # ``if iteration_loss:`` of a parameter ``iteration_loss=False``: logging on request.
         asked = _off_by_default(node.test, ctx.function)
 
@@ -431,56 +426,56 @@ class StatementInterpreter(Interpreter):
         return conditional, inner_conditional
 
     def if_statement(self, node: cst.If, following: cst.BaseStatement | None) -> bool:
-        test = self.expr(node.test)
-        ctx = self.ctx
-        self.rec.conditionals[id(node)] = Conditional(
-            node, test, ctx.backends_tested, following, self.site(), self.previous_statement
+        test = self.core.expressions.expr(node.test)
+        ctx = self.core.ctx
+        self.core.rec.conditionals[id(node)] = Conditional(
+            node, test, ctx.backends_tested, following, self.core.site(), self.previous_statement
         )
-        original, before = self.env, dict(self.env)
-        required, ids_test = self.cuda_required, guards.cuda_ids_test(node.test)
+        original, before = self.core.env, dict(self.core.env)
+        required, ids_test = self.core.cuda_required, guards.cuda_ids_test(node.test)
         placement = guards.placement_test(node.test)
         flag = guards.flag_test(node.test)
         conditional, inner_conditional = self.branch_conditions(node)
-        with self.scope(
+        with self.core.scope(
             guarded=ctx.guarded or guards.may_guard_cuda(test, +1),
             conditional=conditional[0],
             inner_conditional=inner_conditional[0],
             branches=(*ctx.branches, Branch(node, node.body)),
         ):
-            self.cuda_required = required or ids_test > 0
+            self.core.cuda_required = required or ids_test > 0
             self.refine(placement, +1)
             self.refine_to_tensor(node.test)
             self.drop_checked_default(node.test)
             followed = self.follow_flag(flag, +1)
             body_exits = self.suite(node.body)
-        body_env, body_required = self.env, self.cuda_required
-        self.env = dict(before)
+        body_env, body_required = self.core.env, self.core.cuda_required
+        self.core.env = dict(before)
         backends = ctx.backends_tested
         if test.kind is Kind.GUARD and test.qualname:
             backends = backends | {test.qualname}
         else_branches = ctx.branches
         if node.orelse is not None:
             else_branches = (*ctx.branches, Branch(node, node.orelse))
-        with self.scope(
+        with self.core.scope(
             guarded=ctx.guarded or guards.is_cuda_guard(test, -1),
             conditional=conditional[1],
             inner_conditional=inner_conditional[1],
             backends_tested=backends,
             branches=else_branches,
         ):
-            self.cuda_required = required or ids_test < 0
+            self.core.cuda_required = required or ids_test < 0
             self.refine(placement, -1)
             followed_else = self.follow_flag(flag, -1)
             else_exits = self.else_part(node.orelse)
         flags: Env = {}
         marks: dict[str, tuple[str, Value, Value]] = {}
         if test.kind is Kind.GUARD and not (body_exits or else_exits):
-            flags = _flags_set_by(test, body_env, self.env)
+            flags = _flags_set_by(test, body_env, self.core.env)
         if flag is not None and not (body_exits or else_exits):
             # Where the flag says, again: values the branches left alone are as before the
             # ``if``; values one branch moved follow the flag from here on.
-            flags.update(_unfollowed(followed, followed_else, body_env, self.env))
-            marks = _following(flag, body_env, self.env, flags.keys())
+            flags.update(_unfollowed(followed, followed_else, body_env, self.core.env))
+            marks = _following(flag, body_env, self.core.env, flags.keys())
         moved_to_cpu: Env = {}
         if (
             node.orelse is None
@@ -495,34 +490,34 @@ class StatementInterpreter(Interpreter):
             # ``if not torch.cuda.is_available(): device = "cpu"``: past the ``if``, what
             # the body replaced is as before only where CUDA is available.
             for key, value in body_env.items():
-                kept = self.env.get(key)
+                kept = self.core.env.get(key)
                 if kept is not None and kept is not value and kept.cuda_defaults:
-                    self.env[key] = replace(kept, cuda_defaults=())
+                    self.core.env[key] = replace(kept, cuda_defaults=())
         outcomes = [
             (body_env, body_required, body_exits),
-            (self.env, self.cuda_required, else_exits),
+            (self.core.env, self.core.cuda_required, else_exits),
         ]
         self.join_outcomes(original, before, outcomes, required)
-        self.env.update(moved_to_cpu)
-        self.env.update({key: value for key, value in flags.items() if key in self.env})
+        self.core.env.update(moved_to_cpu)
+        self.core.env.update({key: value for key, value in flags.items() if key in self.core.env})
         for name, mark in marks.items():
-            if name in self.env:
-                self.env[name] = replace(self.env[name], follows=mark)
+            if name in self.core.env:
+                self.core.env[name] = replace(self.core.env[name], follows=mark)
         return body_exits and else_exits
 
     def drop_checked_default(self, test: cst.BaseExpression) -> None:
         """In the branch of ``avail or device == "cpu"``, ``device``'s CUDA default is used
         only where CUDA is available (``Value.cuda_defaults``); ``args.device`` of a
         ``--device`` option too."""
-        holder = guards.available_or_cpu(test, self.rec.values)
+        holder = guards.available_or_cpu(test, self.core.rec.values)
         if holder is None:
             return
         for name in (holder, f"{holder}.device"):  # ``device == "cpu"``, ``args.device == ...``
-            value = self.lookup(name)
+            value = self.core.lookup(name)
             if value is None and "." in name:  # ``args.device`` of a ``--device`` option
-                value = self.option_defaults.get(name.rsplit(".", 1)[-1])
+                value = self.core.option_defaults.get(name.rsplit(".", 1)[-1])
             if value is not None and value.kind is Kind.DEVICE and value.cuda_defaults:
-                self.env[name] = replace(value, cuda_defaults=())
+                self.core.env[name] = replace(value, cuda_defaults=())
 
     def follow_flag(
         self, flag: tuple[str, int] | None, branch: int
@@ -535,13 +530,13 @@ class StatementInterpreter(Interpreter):
         key, polarity = flag
         holds = polarity == branch
         changed = {}
-        for name, value in self.env.items():
+        for name, value in self.core.env.items():
             follows = value.follows
             if follows is not None and follows[0] == key:
                 here = follows[1] if holds else follows[2]
                 changed[name] = (value, here)
         for name, (_, here) in changed.items():
-            self.env[name] = here
+            self.core.env[name] = here
         return changed
 
     def else_part(self, orelse: cst.If | cst.Else | None) -> bool:
@@ -559,15 +554,17 @@ class StatementInterpreter(Interpreter):
         """After branches: the join of the environments (and *CUDA required*) of the
         branches that fall through."""
         live = [(env, needs) for env, needs, exits in outcomes if not exits]
-        self.cuda_required = required or (bool(live) and all(needs for _, needs in live))
-        self.settle(original, self.join_envs([env for env, _ in live]) if live else before)
+        self.core.cuda_required = required or (bool(live) and all(needs for _, needs in live))
+        self.core.settle(
+            original, self.core.join_envs([env for env, _ in live]) if live else before
+        )
 
     def refine(self, test: tuple[str, str, int] | None, branch: int) -> None:
         """Narrow the value a device test names, in one of its branches (``guards.py``)."""
         if test is None:
             return
         name, device, polarity = test
-        value = self.lookup(name)
+        value = self.core.lookup(name)
         if value is None or value.kind not in (Kind.TENSOR, Kind.MODULE, Kind.DEVICE):
             return
         if polarity == branch:
@@ -576,14 +573,14 @@ class StatementInterpreter(Interpreter):
             where = value.where - {device}
         else:
             return
-        self.env[name] = replace(value, where=where)
+        self.core.env[name] = replace(value, where=where)
 
     def refine_to_tensor(self, test: cst.BaseExpression) -> None:
         """``if torch.is_tensor(v):`` / ``isinstance(v, torch.Tensor)`` (or the left of an
         ``and``): in the body, ``v`` is a tensor, wherever it is."""
         while type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
             test = test.left
-        record = self.rec.calls.get(id(test))
+        record = self.core.rec.calls.get(id(test))
         if record is None or not record.args or type(test) is not cst.Call:
             return
         if record.callee == "torch.is_tensor" or (
@@ -592,28 +589,28 @@ class StatementInterpreter(Interpreter):
             and record.args[1].qualname == "torch.Tensor"
         ):
             name = dotted_name(test.args[0].value)
-            if name is not None and (self.lookup(name) or UNKNOWN).kind is Kind.UNKNOWN:
-                self.env[name] = Value(Kind.TENSOR)
+            if name is not None and (self.core.lookup(name) or UNKNOWN).kind is Kind.UNKNOWN:
+                self.core.env[name] = Value(Kind.TENSOR)
 
     def for_statement(self, node: cst.For) -> None:
-        iterable = self.expr(node.iter)
-        element, is_loader = self.iteration_element(node.iter, iterable)
-        ctx, required = self.ctx, self.cuda_required
+        iterable = self.core.expressions.expr(node.iter)
+        element, is_loader = self.core.expressions.iteration_element(node.iter, iterable)
+        ctx, required = self.core.ctx, self.core.cuda_required
         loop = self.loop_of(node, is_loader)
         changes: dict[str, object] = {"inner_loop": loop, "inner_conditional": False}
         if is_loader:
             changes.update(loop=loop, conditional=False)
-        if guards.is_cuda_guard(self.rec.values.get(id(node.iter), UNKNOWN), +1):
+        if guards.is_cuda_guard(self.core.rec.values.get(id(node.iter), UNKNOWN), +1):
             changes["guarded"] = True  # ``for i in range(torch.cuda.device_count())``
 
         def run_once() -> None:
-            self.cuda_required = required  # the body may not run at all
-            self.bind_loop_target(node.target, node.iter, element)
+            self.core.cuda_required = required  # the body may not run at all
+            self.core.expressions.bind_loop_target(node.target, node.iter, element)
             self.suite(node.body)
 
-        with self.scope(**changes):
-            self.loop_body(run_once)
-        self.cuda_required = required
+        with self.core.scope(**changes):
+            self.core.loop_body(run_once)
+        self.core.cuda_required = required
         del ctx
         if node.orelse is not None:
             self.suite(node.orelse.body)
@@ -625,100 +622,66 @@ class StatementInterpreter(Interpreter):
             loop = self.loops[key] = Loop(node, over_loader=over_loader)
         return loop
 
-    def iteration_element(self, iterable: cst.BaseExpression, value: Value) -> tuple[Value, bool]:
-        raise NotImplementedError  # expressions.py
-
-    def bind_loop_target(
-        self, target: cst.BaseExpression, iterable: cst.BaseExpression, element: Value
-    ) -> None:
-        raise NotImplementedError  # expressions.py
-
     def while_statement(self, node: cst.While) -> None:
-        required = self.cuda_required
+        required = self.core.cuda_required
         loop = self.loop_of(node, False)
 
         def run_once() -> None:
-            self.cuda_required = required
-            test = self.expr(node.test)
-            guarded = self.ctx.guarded or guards.is_cuda_guard(test, +1)
-            with self.scope(guarded=guarded, inner_loop=loop, inner_conditional=False):
+            self.core.cuda_required = required
+            test = self.core.expressions.expr(node.test)
+            guarded = self.core.ctx.guarded or guards.is_cuda_guard(test, +1)
+            with self.core.scope(guarded=guarded, inner_loop=loop, inner_conditional=False):
                 self.suite(node.body)
 
-        self.loop_body(run_once)
-        self.cuda_required = required
+        self.core.loop_body(run_once)
+        self.core.cuda_required = required
         if node.orelse is not None:
             self.suite(node.orelse.body)
 
     def try_statement(self, node: cst.Try | cst.TryStar) -> None:
-        original, before = self.env, dict(self.env)
-        ctx, required = self.ctx, self.cuda_required
+        original, before = self.core.env, dict(self.core.env)
+        ctx, required = self.core.ctx, self.core.cuda_required
         probes = guards.probes_for_cuda(node)
-        with self.scope(
+        with self.core.scope(
             guarded=ctx.guarded or probes, branches=(*ctx.branches, Branch(node, node.body))
         ):
             body_exits = self.suite(node.body)
         if node.orelse is not None and not body_exits:
             self.suite(node.orelse.body)
-        after_body = dict(self.env)
-        outcomes = [(after_body, self.cuda_required, body_exits)]
+        after_body = dict(self.core.env)
+        outcomes = [(after_body, self.core.cuda_required, body_exits)]
         for handler in node.handlers:
-            self.env = self.join_envs([before, after_body])
-            self.cuda_required = required  # the body stopped anywhere
+            self.core.env = self.core.join_envs([before, after_body])
+            self.core.cuda_required = required  # the body stopped anywhere
             if handler.type is not None:
-                self.expr(handler.type)
-            with self.scope(branches=(*ctx.branches, Branch(node, handler))):
+                self.core.expressions.expr(handler.type)
+            with self.core.scope(branches=(*ctx.branches, Branch(node, handler))):
                 exits = self.suite(handler.body)
-            outcomes.append((self.env, self.cuda_required, exits))
+            outcomes.append((self.core.env, self.core.cuda_required, exits))
         self.join_outcomes(original, before, outcomes, required)
         if node.finalbody is not None:
             self.suite(node.finalbody.body)
 
     def match_statement(self, node: cst.Match) -> None:
-        self.expr(node.subject)
-        original, before = self.env, dict(self.env)
-        required = self.cuda_required
+        self.core.expressions.expr(node.subject)
+        original, before = self.core.env, dict(self.core.env)
+        required = self.core.cuda_required
         outcomes: list[Env] = []
         for case in node.cases:
-            self.env = dict(before)
-            self.cuda_required = required
+            self.core.env = dict(before)
+            self.core.cuda_required = required
             if not self.suite(case.body):
-                outcomes.append(self.env)
-        self.settle(original, self.join_envs([*outcomes, before]))
-        self.cuda_required = required
-
-    # -- definitions (functions, classes): see definitions.py
-
-    def function_def(self, node: cst.FunctionDef, class_name: str | None) -> None:
-        raise NotImplementedError  # definitions.py
-
-    def class_def(self, node: cst.ClassDef) -> None:
-        raise NotImplementedError  # definitions.py
-
-    def plain_function_def(self, node: cst.FunctionDef) -> None:
-        self.function_def(node, class_name=None)
+                outcomes.append(self.core.env)
+        self.core.settle(original, self.core.join_envs([*outcomes, before]))
+        self.core.cuda_required = required
 
 
-# The handler of each compound statement, by method name (bound per interpreter).
-_COMPOUND_NAMES: dict[type, str] = {
-    cst.For: "for_statement",
-    cst.While: "while_statement",
-    cst.Try: "try_statement",
-    cst.TryStar: "try_statement",
-    cst.Match: "match_statement",
-    cst.FunctionDef: "plain_function_def",
-    cst.ClassDef: "class_def",
+# The handler of each compound statement of this module (functions and classes:
+# ``definitions.py``), as plain functions.
+_COMPOUND_HANDLERS: dict[type, Callable[[Statements, Any], None]] = {
+    cst.For: Statements.for_statement,
+    cst.While: Statements.while_statement,
+    cst.Try: Statements.try_statement,
+    cst.TryStar: Statements.try_statement,
+    cst.Match: Statements.match_statement,
 }
-
-
-_COMPOUND_HANDLERS_BY_CLASS: dict[type, dict] = {}
-
-
-def _compound_handlers(
-    interpreter: type[StatementInterpreter],
-) -> dict[type, Callable[[StatementInterpreter, cst.CSTNode], None]]:
-    """Plain functions by node type (no bound methods on the interpreter: no cycle)."""
-    if interpreter not in _COMPOUND_HANDLERS_BY_CLASS:
-        _COMPOUND_HANDLERS_BY_CLASS[interpreter] = {
-            kind: getattr(interpreter, name) for kind, name in _COMPOUND_NAMES.items()
-        }
-    return _COMPOUND_HANDLERS_BY_CLASS[interpreter]

@@ -297,7 +297,7 @@ STATELESS_MODULES = frozenset(
 def is_stateless_module(qualname: str) -> bool:
     """Modules without parameters: their device does not matter (losses, activations)."""
     leaf = qualname.rsplit(".", 1)[-1]
-    return leaf.endswith("Loss") or leaf in STATELESS_MODULES
+    return name_guesses.is_loss_class_name(leaf) or leaf in STATELESS_MODULES
 
 
 # Methods that place what they are called on: ``part.to(device)``, ``part.cuda()``.
@@ -323,7 +323,7 @@ DISTRIBUTED_WRAPPERS = frozenset(
 # the module as it is: on MPS a CPU input still mixes.
 SCATTERING_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
 # Module values whose calls move their inputs: the scattering wrappers, and the distributed
-# ones made with ``device_ids`` (``effect_module`` keeps the callee's name only then).
+# ones made with ``device_ids`` (``Effects.module`` keeps the callee's name only then).
 INPUT_MOVING_WRAPPERS = SCATTERING_WRAPPERS | DISTRIBUTED_WRAPPERS
 # Modules made of other modules: on the device of their parts.
 MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
