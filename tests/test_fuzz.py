@@ -659,7 +659,10 @@ def test_autocast_positional_arguments_keep_their_meaning(call: str, fixed_call:
 
 def test_torch_device_with_an_index_keeps_it() -> None:
     # transformers' training_args: `torch.device("cuda", smp.local_rank())` lost its index.
-    source = 'import torch\n\ndevice = torch.device("cuda", rank)\nzero = torch.device("cuda", 0)\n'
+    source = (
+        'import torch\n\ndevice = torch.device("cuda", rank)\nzero = torch.device("cuda", 0)\n'
+        "x = torch.ones(1).to(device) + torch.ones(1).to(zero)\n"
+    )
     result = fix_text(source, "t.py", DEFAULTS)
     assert result.applied == {"DEV003": 1}
     assert 'device = torch.device("cuda", rank)\n' in result.text

@@ -58,6 +58,8 @@ def test_sdist_and_wheel_build_without_warnings_and_ship_every_fixture(tmp_path:
         "cli",
         "engine",
         "analysis/interpreter",
+        "launch",
+        "help_text",
         "report/sarif_format",
         "config",
         "discovery",
@@ -67,7 +69,7 @@ def test_sdist_and_wheel_build_without_warnings_and_ship_every_fixture(tmp_path:
     assert not any(name.startswith(("rules/", "fixtures/", "tests/")) for name in names)
     assert not any("__pycache__" in name for name in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "devlint = devlint.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "devlint = devlint.launch:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA")))
     assert b"\nLicense-Expression: MIT\n" in metadata
 

@@ -204,6 +204,7 @@ def test_the_stored_help_is_clicks(
         assert capsys.readouterr().out == text + "\n", "run python scripts/write_help_text.py"
 
 
+@pytest.mark.slow  # ten whole devlint processes over a 400-line file
 def test_a_check_through_the_script_exits_at_once_with_all_its_output(tmp_path: Path) -> None:
     """devlint.launch ends a check with os._exit (no interpreter teardown): the exit code
     and every line written before it, stdout and stderr, are as from click's own exit."""
