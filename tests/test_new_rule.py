@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 COPIED = ("devlint", "rules", "fixtures", "docs", "scripts", "README.md", "tests/conftest.py")
 COPIED += ("tests/test_fixtures.py", "tests/test_rule.py")
@@ -23,6 +25,8 @@ COPIED += ("tests/test_fixtures.py", "tests/test_rule.py")
 BOOTSTRAP = """
 import sys
 from pathlib import Path
+
+import pytest
 import devlint.fixtures, devlint.rules
 root = Path.cwd()
 devlint.rules.__path__[:] = [str(root / "rules")]
@@ -54,6 +58,7 @@ def place(path: str) -> str:
     return path
 
 
+@pytest.mark.slow  # runs the scaffolded rule's tests in another pytest
 def test_a_scaffolded_rule_lives_in_three_places_and_its_tests_run(tmp_path: Path) -> None:
     copy = tmp_path / "repo"
     for name in COPIED:

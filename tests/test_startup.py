@@ -174,6 +174,7 @@ def _script(args: list[str], entry: str, env: dict[str, str], prog: str = "") ->
     return done.stdout
 
 
+@pytest.mark.slow  # two whole processes per case
 @pytest.mark.parametrize("columns", [None, "80", "200", "79", "60"])
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["-h"]])
 def test_the_scripts_answers_are_clicks_byte_for_byte(args: list[str], columns: str | None) -> None:

@@ -170,6 +170,7 @@ def test_the_shipped_record_is_valid_and_rule_docs_use_it() -> None:
     assert "cpu:" in lines[2] and "cuda:" in lines[2]
 
 
+@pytest.mark.slow  # runs every fixture program
 @needs_torch
 def test_record_writes_this_run_and_the_report_says_observed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
