@@ -113,6 +113,11 @@ class Calls:
         self.core.rec.calls[id(node)] = record
         self.note_call(record, func)
         if method is not None and receiver is not None:
+            own = self.own_method(func, method)
+            if own is not None and not starred:
+                inlined = self.inline_call(own, args, keywords, bound=1)
+                if inlined is not UNKNOWN:
+                    return inlined
             return self.method_call(node, receiver, method, args, keywords)
         if callee is not None:
             if self.core.imports.is_project_name(callee):
@@ -510,10 +515,40 @@ class Calls:
         computed = (Step(node, "computed by the model here"),) if callee.placed else ()
         return Value(Kind.TENSOR, callee.where, placed=chain(callee.placed, computed))
 
+    def own_method(self, func: cst.BaseExpression, method: str) -> cst.FunctionDef | None:
+        """The method of this class that ``self.method(...)`` calls inside one of its
+        methods (a plain method: not a static, class or property one, nor torch's)."""
+        ctx = self.core.ctx
+        if (
+            ctx.class_name is None
+            or ctx.function is None
+            or type(func) is not cst.Attribute
+            or method in torch_api.MOVE_METHODS
+            or method in torch_api.MODULE_SELF_METHODS
+        ):
+            return None
+        assert isinstance(func, cst.Attribute)
+        own_params = ctx.function.params.params
+        receiver = func.value
+        if not own_params or type(receiver) is not cst.Name:
+            return None
+        assert isinstance(receiver, cst.Name)
+        if own_params[0].name.value != receiver.value:
+            return None
+        node = self.core.definitions.class_methods.get(ctx.class_name, {}).get(method)
+        if node is None or node is ctx.function or node.decorators or not node.params.params:
+            return None
+        return node
+
     def inline_call(
-        self, node: cst.FunctionDef | None, args: list[Value], keywords: dict[str, Value]
+        self,
+        node: cst.FunctionDef | None,
+        args: list[Value],
+        keywords: dict[str, Value],
+        bound: int = 0,
     ) -> Value:
-        """What a small module-level function returns for these arguments.
+        """What a small function of this file returns for these arguments (a method of
+        this class called on ``self``: ``bound=1``, with the attributes the caller sees).
 
         The body is analysed once more with the parameters bound to the arguments; what
         that records is thrown away (the function's own analysis stands), only the join of
@@ -528,20 +563,33 @@ class Calls:
         # Once the module's own code has run, what the body sees is fixed but for these:
         # the same call again (a helper called in every method) is answered from memory.
         ctx = self.core.ctx
+        attributes = (
+            tuple((k, v) for k, v in self.core.env.items() if k.startswith("self."))
+            if bound
+            else ()
+        )
         key = (
             id(node), tuple(args), tuple(sorted(keywords.items())), ctx.guarded,
-            ctx.class_name, ctx.backends_tested, len(self.core.guard_attributes),
+            ctx.class_name, ctx.backends_tested, len(self.core.guard_attributes), attributes,
         )  # fmt: skip
         if self.core.module_done and key in self.inlined:
             return self.inlined[key]
         self.inline_budget -= 1
-        result = self.inline(node, args, keywords)
+        result = self.inline(node, args, keywords, bound, dict(attributes))
         if self.core.module_done:
             self.inlined[key] = result
         return result
 
-    def inline(self, node: cst.FunctionDef, args: list[Value], keywords: dict[str, Value]) -> Value:
-        returned = self.detached(node, self.argument_env(node, args, keywords))[1]
+    def inline(
+        self,
+        node: cst.FunctionDef,
+        args: list[Value],
+        keywords: dict[str, Value],
+        bound: int = 0,
+        attributes: Env | None = None,
+    ) -> Value:
+        env = {**(attributes or {}), **self.argument_env(node, args, keywords, bound)}
+        returned = self.detached(node, env)[1]
         if not returned:
             return UNKNOWN
         result = returned[0]

@@ -70,6 +70,9 @@ class Definitions:
         # The methods of the module classes, and which compute on the module's device
         # (``decode``; decided at the first call, see ``calls.computes_like_forward``).
         self.module_methods: dict[str, dict[str, cst.FunctionDef]] = {}
+        # Every class's own methods (plain classes too): ``self.method(x)`` inside the
+        # class is re-run with its arguments (``calls.own_method``).
+        self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self.class_attributes: dict[str, Env] = {}
         # This file's ``torch.utils.data.Dataset`` classes and their methods (own and those
         # of this file's dataset classes they derive from): ``datasets.py`` runs them.
@@ -150,6 +153,7 @@ class Definitions:
                 self.core.statements.statement(statement, None)
         self.core.env = saved_env
         own = {method.name.value: method for method in methods}
+        self.class_methods[name] = own
         if is_module:
             self.module_methods[name] = own
         if dataset_bases is not None:

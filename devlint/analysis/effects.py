@@ -26,14 +26,18 @@ from devlint.analysis.values import (
     Step,
     Value,
     chain,
+    is_index,
     join_placements,
     placement_words,
 )
 
 # Keyword arguments of torch functions that are operands like the positional ones.
 _TENSOR_KEYWORDS = frozenset(
-    {"input", "target", "other", "weight", "bias", "pos_weight", "weights"}
-)
+    {
+        "input", "target", "other", "weight", "bias", "pos_weight", "weights",
+        "outputs", "inputs", "grad_outputs",  # ``torch.autograd.grad``
+    }
+)  # fmt: skip
 
 
 def is_float64(dtype: Value) -> bool:
@@ -318,7 +322,9 @@ class Effects:
             # ``torch.tensor(rewards)``, ``torch.tensor(self.dim)``: Python data, made on the
             # CPU; a number (0-dim, mixes with any device) unless the name says it holds
             # several (or a shape is given: ``.view(1, 3, 1, 1)``).
-            several = name_guesses.names_a_sequence(dotted_name(data) or "")
+            several = not is_index(source) and name_guesses.names_a_sequence(
+                dotted_name(data) or ""
+            )  # an ``int`` (``num_components: int``) makes a number whatever its name
             return self.made_by_default(node, scalar=not several)
         return self.made_by_default(node, scalar=from_data and is_number)
 

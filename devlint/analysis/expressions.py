@@ -282,9 +282,14 @@ class Expressions:
         if len(tensors) >= 2:
             operands_ = tuple(Operand(n, v) for n, v in tensors)
             self.core.rec.mixes[id(node)] = Mix(node, operands_, self.core.site())
-        known = [v.where for _, v in tensors if v.where is not None]
+        # A value of unknown kind that was moved (``x.to(device)``, a parameter ``x``) is
+        # placed like a tensor: where the result may be, not a mix to compare.
+        moved = [v.where for _, v in operands if v.kind is Kind.UNKNOWN and v.where]
+        known = [v.where for _, v in tensors if v.where is not None] + moved
         where: Placement = None
-        if known and (len(known) == len(tensors) or any(w and w != CPU for w in known)):
+        if known and (
+            len(known) == len(tensors) + len(moved) or any(w and w != CPU for w in known)
+        ):
             # On an accelerator if any operand may be; CPU only when every operand is
             # (a CPU tensor meeting one of unknown placement gives unknown).
             where = frozenset().union(*known)

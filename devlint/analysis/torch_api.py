@@ -542,6 +542,8 @@ _EXACT_EFFECTS: dict[str, Effect] = {
     **dict.fromkeys(ACCELERATOR_PREPARE, Effect.PREPARE),
     f"{ACCELERATOR_OBJECT}.unwrap_model": Effect.IDENTITY,
     f"{ACCELERATOR_OBJECT}.skip_first_batches": Effect.IDENTITY,  # the prepared loader
+    # the gradients, each where its input is (one device for all, as autograd requires)
+    "torch.autograd.grad": Effect.OPERATION,
     "torch.set_default_device": Effect.DEFAULT_DEVICE,
     "torch.set_default_dtype": Effect.DEFAULT_DTYPE,
     "torch.set_default_tensor_type": Effect.DEFAULT_TENSOR_TYPE,

@@ -279,7 +279,7 @@ def join(a: Value, b: Value) -> Value:
         stateless=a.stateless and b.stateless,
         scalar=a.scalar and b.scalar,
         float64=a.float64 or b.float64,
-        origins=a.origins if a.origins is b.origins else (*a.origins, *b.origins),
+        origins=_joined_origins(a, b),
         cuda_defaults=_union(a.cuda_defaults, b.cuda_defaults),
         gate=a.gate if a.gate == b.gate else None,
         classifies=a.classifies and b.classifies,
@@ -287,6 +287,16 @@ def join(a: Value, b: Value) -> Value:
         from_caller=a.from_caller and b.from_caller,
         placed=chain(a.placed, b.placed),
     )
+
+
+def _joined_origins(a: Value, b: Value) -> tuple[cst.Call, ...]:
+    """The CPU factories behind either side; a 0-dim side's (``torch.tensor(1.0)`` on one
+    path, a computed loss on the other) mixes with any device, so it is not kept."""
+    if a.origins is b.origins:
+        return a.origins
+    if a.scalar != b.scalar:
+        return b.origins if a.scalar else a.origins
+    return (*a.origins, *b.origins)
 
 
 def _join_elements(
