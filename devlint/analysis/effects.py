@@ -15,7 +15,7 @@ import libcst as cst
 
 from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.interpreter import Interpreter
-from devlint.analysis.syntax import dotted_name, string_value, strings_in
+from devlint.analysis.syntax import dotted_name, moves_to_a_device, string_value, strings_in
 from devlint.analysis.torch_api import Effect
 from devlint.analysis.values import (
     ANY_DEVICE,
@@ -23,6 +23,7 @@ from devlint.analysis.values import (
     CUDA,
     UNKNOWN,
     Kind,
+    Placement,
     Step,
     Value,
     chain,
@@ -129,6 +130,12 @@ class Effects:
     def loader(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
+        device = keywords.get("device")
+        if device is not None and device.kind is Kind.DEVICE:
+            return Value(Kind.LOADER, device.where)  # DGL: batches made on ``device``
+        collated_on = self.collated_on(node)
+        if collated_on is not None:
+            return Value(Kind.LOADER, collated_on)
         dataset = args[0] if args else keywords.get("dataset") or keywords.get("data")
         moved = dataset is not None and dataset.kind is Kind.UNKNOWN  # ``data.to(device)``
         if dataset is not None and (dataset.kind in _DATASETS or moved) and dataset.where:
@@ -136,6 +143,25 @@ class Effects:
             # (``datasets.py``): the batches are where the dataset's items are.
             return Value(Kind.LOADER, dataset.where)
         return Value(Kind.LOADER)
+
+    def collated_on(self, node: cst.Call) -> Placement:
+        """``collate_fn=batcher(device)``: a function of this file, given a device, whose
+        body moves what it collates: the batches are on that device."""
+        collate = next(
+            (a.value for a in node.args if a.keyword and a.keyword.value == "collate_fn"), None
+        )
+        if type(collate) is not cst.Call or type(collate.func) is not cst.Name:
+            return None
+        factory = self.core.definitions.function_defs.get(collate.func.value)
+        values = self.core.rec.values
+        devices = [
+            value
+            for arg in collate.args
+            if (value := values.get(id(arg.value), UNKNOWN)).kind is Kind.DEVICE
+        ]
+        if factory is None or len(devices) != 1 or not moves_to_a_device(factory):
+            return None
+        return devices[0].where
 
     def tensor_dataset(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]

@@ -262,7 +262,10 @@ class Expressions:
         left = self.expr(current)
         for operation in reversed(chain):
             right = self.expr(operation.right)
-            left = self.combine(operation, [(left_node, left), (operation.right, right)])
+            if _indexes_device(operation, left):
+                left = replace(left, constant=None)  # ``"cuda:" + str(rank)``: that device
+            else:
+                left = self.combine(operation, [(left_node, left), (operation.right, right)])
             self.core.rec.values[id(operation)] = left
             left_node = operation
         return left
@@ -537,6 +540,16 @@ def _gives_shape(node: cst.CSTNode) -> bool:
         type(node) is cst.Call
         and type(node.func) is cst.Attribute
         and node.func.attr.value in torch_api.SHAPING_METHODS
+    )
+
+
+def _indexes_device(operation: cst.BinaryOperation, left: Value) -> bool:
+    """``"cuda:" + str(rank)``: a device string with its index appended."""
+    return (
+        type(operation.operator) is cst.Add
+        and left.kind is Kind.DEVICE
+        and isinstance(left.constant, str)
+        and left.constant.endswith(":")
     )
 
 

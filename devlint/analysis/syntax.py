@@ -126,6 +126,7 @@ class _MethodShape(cst.CSTVisitor):
     def __init__(self) -> None:
         self.reads_self = False
         self.moves = False
+        self.places = False  # ``.to(...)``, ``.cuda(...)``
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if type(node.value) is cst.Name and node.value.value == "self":
@@ -134,6 +135,7 @@ class _MethodShape(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Attribute and node.func.attr.value in _MOVES_OR_CONVERTS:
             self.moves = True
+            self.places = self.places or node.func.attr.value in ("to", "cuda")
 
 
 _MOVES_OR_CONVERTS = frozenset({"to", "cuda", "cpu", "numpy", "tolist", "item"})
@@ -145,6 +147,14 @@ def changes_binding(decorator: cst.Decorator) -> bool:
     target = decorator.decorator
     name = dotted_name(target.func if type(target) is cst.Call else target) or ""
     return leaf_of(name) in ("staticmethod", "classmethod", "property", "cached_property", "setter")
+
+
+def moves_to_a_device(function: cst.FunctionDef) -> bool:
+    """Whether a function's body (nested functions included) moves something with
+    ``.to(...)`` or ``.cuda(...)``."""
+    shape = _MethodShape()
+    function.body.visit(shape)
+    return shape.places
 
 
 def computes_on_parameters(method: cst.FunctionDef) -> bool:

@@ -107,6 +107,12 @@ DATA_LOADERS = frozenset(
         "torch_geometric.loader.ClusterLoader",
         "torch_geometric.loader.DenseDataLoader",
         "torch_geometric.data.DataLoader",
+        # DGL's loaders make each batch's graphs (MFGs) on their ``device=``, else where the
+        # graph is; ``GraphDataLoader`` batches a dataset's graphs where they are.
+        "dgl.dataloading.DataLoader",
+        "dgl.dataloading.NodeDataLoader",
+        "dgl.dataloading.EdgeDataLoader",
+        "dgl.dataloading.GraphDataLoader",
     }
 )
 # Map-style datasets: a subclass defined in the file yields what its ``__getitem__`` returns.

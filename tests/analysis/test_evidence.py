@@ -192,6 +192,72 @@ CASES = {
         probe(net)  # module cpu, cuda, mps
         probe(Transformer())  # unknown unknown
     """,
+    "a_device_index_appended_to_a_string_is_that_device": """
+        import torch
+
+        rank = int(input())
+        probe("cuda:" + str(rank))  # device cuda
+        probe("cpu" + "x")  # unknown unknown
+    """,
+    "dgl_loaders_make_batches_on_their_device": """
+        import torch
+        from dgl.dataloading import DataLoader, NeighborSampler
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        loader = DataLoader(graph, train_idx, NeighborSampler([10]), device=device)
+        for input_nodes, output_nodes, blocks in loader:
+            probe(blocks)  # tensor cpu, cuda
+    """,
+    "a_collate_function_that_moves_puts_batches_on_its_device": """
+        import torch
+        from torch.utils.data import DataLoader
+
+        def batcher(device):
+            def collate(items):
+                return torch.stack(items).to(device)
+            return collate
+
+        def pad(items):
+            return torch.stack(items)
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        for batch in DataLoader(dataset, collate_fn=batcher(device)):
+            probe(batch)  # tensor cpu, cuda
+        for batch in DataLoader(dataset, collate_fn=pad):
+            probe(batch)  # tensor cpu
+    """,
+    "a_classs_own_methods_run_with_their_arguments": """
+        import torch
+        import torch.nn.functional as F
+        from model import Net
+
+        class Solver:
+            def __init__(self, count: int):
+                self.count = count
+                self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                self.net = Net().to(self.device)
+                self.stats = {"min": torch.zeros(5)}
+
+            def loss(self, logits, target, kind="ce"):
+                if kind == "ce":
+                    return F.cross_entropy(logits, target)
+                elif kind == "nll":
+                    return F.nll_loss(logits, target)
+
+            def normalize(self, data, stats):
+                return data - stats["min"]
+
+            def penalty(self, out, x):
+                return torch.autograd.grad(outputs=out, inputs=x, create_graph=True)[0]
+
+            def step(self, x, y):
+                x, y = x.to(self.device), y.to(self.device)
+                out = self.net(x)
+                probe(self.loss(out, y))  # tensor cpu, cuda
+                probe(self.normalize(x, self.stats))  # tensor cpu, cuda
+                probe(self.penalty(out, x))  # tensor cpu, cuda
+                probe(torch.tensor(self.count))  # tensor cpu
+    """,
 }
 
 
