@@ -79,6 +79,15 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
     for name, item in list(definitions.bodies.items()):
         if definitions.parameter_seeds(item.node) != definitions.seeded.get(name, {}):
             core.pending.append(item)
+    # The same for a class whose ``__init__`` ran before the calls that construct it: its
+    # methods once more, from fresh attributes.
+    for class_name, items in definitions.class_bodies.items():
+        init = next((item for item in items if item.node.name.value == "__init__"), None)
+        if init is not None and definitions.constructor_seeds(
+            class_name, init.node
+        ) != definitions.constructor_seeded.get(class_name, {}):
+            definitions.class_attributes.pop(class_name, None)
+            core.pending.extend(items)
     definitions.run_pending()
     flags = core.guard_attributes.keys() - core.seeded_guards
     missed = {name_guesses.aliased_flag(key, flags) or key for key in core.missed_attributes}

@@ -23,6 +23,7 @@ from devlint.analysis.syntax import (
     changes_binding,
     computes_on_parameters,
     dotted_name,
+    is_main_test,
     parameters,
     string_value,
 )
@@ -416,6 +417,8 @@ class Calls:
             # is empty exactly where CUDA is absent, so it tests and iterates like the count.
             return args[-1]
         if callee.kind is Kind.CLASS:
+            if function is not None:
+                self.core.name_calls[function] += 1
             return self.instantiate(callee, args, keywords)
         if callee.kind is Kind.TENSOR_TYPE:
             return Value(Kind.TENSOR, callee.where)  # ``Tensor(3, 4)`` of a legacy type
@@ -443,6 +446,9 @@ class Calls:
         where ``module_classes.py`` sees it built there), or an object (a dataset's
         placement is where its items are: ``datasets.py``)."""
         core = self.core
+        if core.returns is None and callee.qualname and not self.in_self_test():
+            constructed = core.definitions.constructor_args.setdefault(callee.qualname, [])
+            constructed.append((tuple(args), dict(keywords)))
         if callee.qualname in core.definitions.module_classes:
             stateless = callee.qualname in core.definitions.stateless_classes
             where = core.default_device
@@ -450,6 +456,16 @@ class Calls:
             return core.module_classes.instance(module, args, keywords)
         instance = Value(Kind.INSTANCE, qualname=callee.qualname)
         return core.datasets.instance(instance, args, keywords)
+
+    def in_self_test(self) -> bool:
+        """Module-level code under ``if __name__ == "__main__":``: a library module's own
+        demonstration (``SegmentationLosses(cuda=True)``), not how the code that imports
+        it constructs its classes (not while inlining either)."""
+        ctx = self.core.ctx
+        return ctx.function is None and any(
+            type(branch.node) is cst.If and is_main_test(branch.node.test)
+            for branch in ctx.branches
+        )
 
     def function_call(
         self,

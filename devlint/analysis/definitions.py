@@ -10,6 +10,7 @@ and what its methods store on ``self`` (seen by the other methods).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 import libcst as cst
@@ -55,6 +56,31 @@ def _seed(value: Value) -> Value:
     return replace(value, origins=(), from_caller=value.kind is Kind.UNKNOWN)
 
 
+def _arguments(
+    node: cst.FunctionDef,
+    calls: Iterable[tuple[tuple[Value, ...], dict[str, Value]]],
+    bound: int = 0,
+) -> dict[str, list[Value]]:
+    """Each parameter (after ``bound`` leading ones) that every call passes: what each
+    call passes."""
+    calls = list(calls)
+    positional = [*node.params.posonly_params, *node.params.params][bound:]
+    found: dict[str, list[Value]] = {}
+    for index, param in enumerate([*positional, *node.params.kwonly_params]):
+        passed: list[Value] = []
+        for args, keywords in calls:
+            if index < len(positional) and index < len(args):
+                passed.append(args[index])
+            elif param.name.value in keywords:
+                passed.append(keywords[param.name.value])
+            else:
+                break  # the default: not seen here
+        else:
+            if passed:
+                found[param.name.value] = passed
+    return found
+
+
 class Definitions:
     """Function and class definitions (see the module docstring)."""
 
@@ -82,6 +108,12 @@ class Definitions:
         self.imported_returns: dict[str, Value] = {}
         self.imported_items: dict[str, Placement] = {}
         self.function_defs: dict[str, cst.FunctionDef] = {}  # module-level functions
+        # The arguments of each call of this file's classes (``VAE(use_cuda=args.cuda)``),
+        # the method bodies of each class, and the parameters each ``__init__`` ran with.
+        self.constructor_args: dict[str, list[tuple[tuple[Value, ...], dict[str, Value]]]] = {}
+        self.class_bodies: dict[str, list[PendingBody]] = {}
+        self.constructor_seeded: dict[str, dict[str, Value]] = {}
+        self.base_names: set[str] = set()  # names this file's classes derive from
         # The arguments of each call of a module-level function, and the parameter values
         # each body was analysed with.
         self.call_args: dict[str, list[tuple[tuple[Value, ...], dict[str, Value]]]] = {}
@@ -114,9 +146,10 @@ class Definitions:
             owner = node.name.value if at_module else None
         context = Context(guarded=guarded, class_name=class_name, branches=ctx.branches)
         closure = dict(self.core.env) if ctx.function is not None else None
-        self.core.pending.append(
-            PendingBody(node, context, self.core.cuda_required, owner, closure)
-        )
+        item = PendingBody(node, context, self.core.cuda_required, owner, closure)
+        self.core.pending.append(item)
+        if class_name is not None and closure is None:
+            self.class_bodies.setdefault(class_name, []).append(item)
 
     def is_guard_callable(self, expr: cst.BaseExpression) -> bool:
         """A configured ``guard-functions`` entry (``@requires_gpu``), through imports."""
@@ -171,6 +204,7 @@ class Definitions:
         local_bases: list[str] = []
         for base in node.bases:
             value = self.core.expressions.expr(base.value)
+            self.base_names.add(dotted_name(base.value) or "")
             if type(base.value) is cst.Subscript:  # ``Dataset[Tensor]``
                 value = self.core.rec.values.get(id(base.value.value), UNKNOWN)
             if value.kind is Kind.IMPORTED and torch_api.is_module_class(value.qualname):
@@ -277,6 +311,10 @@ class Definitions:
             for key, flag in self.caller_flags(node).items():
                 env[key] = flag
                 self.core.remember(key)
+        if class_name is not None and node.name.value == "__init__" and item.closure is None:
+            seeds = self.constructor_seeds(class_name, node)
+            self.constructor_seeded[class_name] = seeds
+            env.update(seeds)
         if class_name in self.module_classes and node.params.params:
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
             if node.name.value == "forward":  # the inputs of a module are tensors
@@ -344,6 +382,32 @@ class Definitions:
                     flags[f"{param.name.value}.{attribute}"] = joined
         return flags
 
+    def constructor_seeds(self, class_name: str, init: cst.FunctionDef) -> dict[str, Value]:
+        """What ``__init__``'s parameters hold at every call of the class in this file
+        (a class no class here derives from, never used as a value): as for a function's
+        (``parameter_seeds``); besides, a flag every call passes a value that is no
+        availability test (``VAE(use_cuda=args.cuda)`` with a ``--cuda`` option) is the
+        user's setting, not the caller's unseen test (``FROM_CALLER``)."""
+        calls = [
+            *self.constructor_args.get(class_name, ()),
+            *(
+                (call.args, call.keywords)
+                for call in self.core.imports.caller_calls.get(class_name, ())
+            ),
+        ]
+        if not calls or class_name in self.base_names or self.used_as_value(class_name):
+            return {}
+        found: dict[str, Value] = {}
+        for name, passed in _arguments(init, calls, bound=1).items():
+            joined = passed[0]
+            for value in passed[1:]:
+                joined = join(joined, value)
+            if _seeded(joined):
+                found[name] = _seed(joined)
+            elif all(value.kind is not Kind.GUARD and not value.from_caller for value in passed):
+                found[name] = UNKNOWN
+        return found
+
     def parameter_seeds(self, node: cst.FunctionDef) -> dict[str, Value]:
         """What a module-level function's parameters hold at every call in this file.
 
@@ -360,19 +424,11 @@ class Definitions:
                 for call in self.core.imports.caller_calls.get(node.name.value, ())
             ),
         ]
-        positional = [*node.params.posonly_params, *node.params.params]
-        seeds: dict[str, Value] = {}
-        for index, param in enumerate([*positional, *node.params.kwonly_params]):
-            joined: Value | None = None
-            for args, keywords in calls:
-                if index < len(positional) and index < len(args):
-                    value = args[index]
-                elif param.name.value in keywords:
-                    value = keywords[param.name.value]
-                else:
-                    joined = UNKNOWN  # the default: not seen here
-                    break
-                joined = value if joined is None else join(joined, value)
-            if joined is not None and _seeded(joined):
-                seeds[param.name.value] = _seed(joined)
-        return seeds
+        found: dict[str, Value] = {}
+        for name, passed in _arguments(node, calls).items():
+            joined = passed[0]
+            for value in passed[1:]:
+                joined = join(joined, value)
+            if _seeded(joined):
+                found[name] = _seed(joined)
+        return found

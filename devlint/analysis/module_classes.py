@@ -87,6 +87,7 @@ class ModuleClasses:
             return Construction.UNSEEN
         self.core.calls.inline_budget -= 1
         env = self.core.calls.argument_env(init, args, keywords, bound=1)
+        env[init.params.params[0].name.value] = Value(Kind.MODULE)  # ``self.cuda()`` moves it
         _, _, records = self.core.calls.detached(init, env, class_name=name)
         if _places_parts(records):
             return Construction.SELF_PLACING
