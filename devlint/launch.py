@@ -3,8 +3,9 @@ before click is imported, everything else handed to the click command (``devlint
 
 Importing click alone takes longer than the 100 ms ``--version`` and ``--help`` may take
 (bench/startup.py). These two answers are fixed: the version is devlint's, and the
-top-level help is click's own rendering, stored in ``devlint/help_text.py`` by
-``scripts/write_help_text.py`` and kept equal to click's by tests/test_startup.py.
+top-level help is click's own rendering, stored once in ``devlint/help_text.py`` (the
+program's name filled in when it is shown) by ``scripts/write_help_text.py`` and kept
+equal to click's by tests/test_startup.py.
 
 Only the exact command lines ``devlint --version``, ``devlint --help`` and ``devlint -h``
 take this path, and ``--help`` only when click would render at the stored width: click
@@ -30,11 +31,11 @@ def main() -> None:
         sys.stdout.write(f"devlint, version {__version__}\n")  # click.version_option's
         return
     if args in (["--help"], ["-h"]):
-        from devlint.help_text import HELP, WIDTH
+        from devlint.help_text import PROGRAMS, WIDTH, fill
 
-        text = HELP.get(_program_name())
-        if text is not None and _help_width() == WIDTH:
-            sys.stdout.write(text + "\n")
+        program = _program_name()
+        if program in PROGRAMS and _help_width() == WIDTH:
+            sys.stdout.write(fill(program) + "\n")
             return
     import gc
 

@@ -190,14 +190,16 @@ def test_the_scripts_answers_are_clicks_byte_for_byte(args: list[str], columns: 
 def test_the_stored_help_is_clicks(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """devlint/help_text.py is click's `devlint --help`, for each program name it holds,
-    at its width (run `python scripts/write_help_text.py` after changing the CLI)."""
+    """devlint/help_text.py, its program name filled in, is click's `devlint --help` for
+    each program name it answers for, at its width (run `python scripts/write_help_text.py`
+    after changing the CLI)."""
     from devlint.cli import main, top_level_help
-    from devlint.help_text import HELP, WIDTH
+    from devlint.help_text import PROGRAMS, WIDTH, fill
 
     monkeypatch.setenv("COLUMNS", str(WIDTH + 2))  # the terminal click renders WIDTH for
-    assert set(HELP) == {"devlint", "python -m devlint"}
-    for program, text in HELP.items():
+    assert PROGRAMS == ("devlint", "python -m devlint")
+    for program in PROGRAMS:
+        text = fill(program)
         assert top_level_help(program, WIDTH) == text, "run python scripts/write_help_text.py"
         with pytest.raises(SystemExit) as done:
             main(["--help"], prog_name=program)
