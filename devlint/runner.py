@@ -75,12 +75,12 @@ def run_files(
     with _progress(len(tasks), show_progress and len(tasks) >= PROGRESS_THRESHOLD) as advance:
         advance(len(tasks) - len(jobs_left))
         if serial:
-            with _frozen():
+            with _frozen(), project_imports.one_run():
                 _collect(chunks, map(_check_chunk, batches), outcomes, advance)
         else:
             from concurrent.futures import ProcessPoolExecutor  # only when used
 
-            with ProcessPoolExecutor(max_workers=jobs, initializer=_freeze_inherited) as pool:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker) as pool:
                 _collect(chunks, pool.map(_check_chunk, batches), outcomes, advance)
     return [outcome for outcome in outcomes if outcome is not None]
 
@@ -169,15 +169,17 @@ def _check_one(job: _Job) -> FileResult:
             gc.collect(0)
 
 
-def _freeze_inherited() -> None:
+def _start_worker() -> None:
     """In a worker: what it inherited from the parent (modules, rules, settings) lives
-    until the end; no collection need scan it again."""
+    until the end; no collection need scan it again. The worker lives for one run
+    (``project_imports.one_run``)."""
     gc.freeze()
+    project_imports.begin_run()
 
 
 @contextmanager
 def _frozen() -> Iterator[None]:
-    """``_freeze_inherited`` for checking in this process, undone afterwards."""
+    """``_start_worker``'s freeze for checking in this process, undone afterwards."""
     if gc.get_freeze_count() > 0:  # the caller froze its objects itself
         yield
         return

@@ -24,7 +24,8 @@ full (``analyzer.caller_summary``), and what they pass to the file's module-leve
 functions (a model moved to the device, a loader, an ``args`` namespace with its
 availability flags: ``CallerCall``) seeds those functions' parameters as a call in the
 file itself would. Only entry scripts are read, at most ``MAX_CALLERS`` of them, each
-once per process and version.
+once per process and version; within a run over many files (``one_run``) each folder is
+listed once.
 
 A file's result then depends on those siblings: ``dependencies_of`` names the ones its
 analysis read, and the result cache keeps them with the result.
@@ -34,7 +35,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -263,19 +265,71 @@ def _importers(origin: Path) -> list[Path]:
         folders.append(folder)
     found: list[Path] = []
     for folder in folders:
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(folder, name)
-            if name.endswith(".py") and path != here:
-                data = _entry_script_text(path)
-                if data is not None and imports_it.search(data):
-                    found.append(Path(path))
-                    if len(found) == MAX_CALLERS:
-                        return found
+        for path, data in _entry_scripts(folder):
+            if path != here and imports_it.search(data):
+                found.append(Path(path))
+                if len(found) == MAX_CALLERS:
+                    return found
     return found
+
+
+# Within a run (``one_run``): folder -> (its mtime, its entry scripts). None: no run.
+_FOLDER_SCRIPTS: dict[str, tuple[int, tuple[tuple[str, bytes], ...]]] | None = None
+
+
+@contextmanager
+def one_run() -> Iterator[None]:
+    """A run over many files (``runner.run_files``): within it, each folder's entry
+    scripts are listed once per version of the folder (its mtime: a file added, removed
+    or renamed), not once per file analysed there (a flat folder of N files: N stats per
+    file, N squared in all). A file edited in place during the run is read as it was
+    when its folder was listed; the next run lists the folder again. Outside a run (the
+    language server, one ``check_text``) every analysis lists the folders it needs."""
+    global _FOLDER_SCRIPTS
+    outer = _FOLDER_SCRIPTS
+    if outer is None:
+        _FOLDER_SCRIPTS = {}
+    try:
+        yield
+    finally:
+        _FOLDER_SCRIPTS = outer
+
+
+def begin_run() -> None:
+    """``one_run`` for the rest of this process: a worker process of one run."""
+    global _FOLDER_SCRIPTS
+    _FOLDER_SCRIPTS = {}
+
+
+def _entry_scripts(folder: str) -> tuple[tuple[str, bytes], ...]:
+    """The entry scripts in ``folder`` (path and text), by name; within a run, listed
+    once per version of the folder (``one_run``)."""
+    runs = _FOLDER_SCRIPTS
+    if runs is None:
+        return _list_entry_scripts(folder)
+    try:
+        stamp = os.stat(folder).st_mtime_ns
+    except OSError:
+        return ()
+    cached = runs.get(folder)
+    if cached is None or cached[0] != stamp:
+        cached = runs[folder] = (stamp, _list_entry_scripts(folder))
+    return cached[1]
+
+
+def _list_entry_scripts(folder: str) -> tuple[tuple[str, bytes], ...]:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return ()
+    found: list[tuple[str, bytes]] = []
+    for name in names:
+        if name.endswith(".py"):
+            path = os.path.join(folder, name)
+            data = _entry_script_text(path)
+            if data is not None:
+                found.append((path, data))
+    return tuple(found)
 
 
 # path -> ((mtime, size), its text if it is an entry script), per process

@@ -7,6 +7,7 @@ it.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +16,7 @@ import libcst as cst
 import pytest
 
 from devlint.analysis import analyze, project_imports
-from devlint.api import lint_text, load_settings
+from devlint.api import LintRequest, lint, lint_text, load_settings
 from devlint.engine import CheckOptions, check_text
 from devlint.fixing import fix_text
 from devlint.rule import all_rules
@@ -424,3 +425,66 @@ def test_only_entry_scripts_that_import_the_file_are_read(tmp_path: Path) -> Non
     inner = write(tmp_path, "pkg/train.py", CALLEE)
     write(tmp_path, "run.py", ENTRY.format(module="pkg.train", flag=flag))  # above the package
     assert flow_codes(inner) == ["13:DEV012"]
+
+
+def test_a_run_lists_each_folder_once_and_sees_it_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within a run (``one_run``), the entry scripts of a folder are listed once per
+    version of the folder, not once per file analysed there; a file added is seen (the
+    folder's mtime changes), and an edit in place by the next run."""
+    flag = "not args.no_cuda and torch.cuda.is_available()"
+    modules = [write(tmp_path, f"mod{i}.py", CALLEE) for i in range(6)]
+    write(tmp_path, "main.py", ENTRY.format(module="mod0", flag=flag))
+    write(tmp_path, "library.py", "import mod1\n")  # no ``__main__``: no entry script
+    listed: list[str] = []
+    original = project_imports._list_entry_scripts
+
+    def counting(folder: str) -> tuple[tuple[str, bytes], ...]:
+        listed.append(folder)
+        return original(folder)
+
+    monkeypatch.setattr(project_imports, "_list_entry_scripts", counting)
+    folder = os.path.realpath(tmp_path)
+    main = os.path.join(folder, "main.py")
+    with project_imports.one_run():
+        found = [project_imports._importers(module) for module in modules]
+        assert found == [[Path(main)]] + [[]] * 5
+        assert listed == [folder]  # six files, one listing
+        assert [project_imports._importers(m) for m in modules] == found
+        assert listed == [folder]
+        write(tmp_path, "run.py", ENTRY.format(module="mod2", flag=flag))  # a new file
+        stamp = os.stat(folder).st_mtime_ns + 1_000_000_000
+        os.utime(folder, ns=(stamp, stamp))  # a new version of the folder, whatever the clock
+        assert project_imports._importers(modules[2]) == [Path(folder, "run.py")]
+        assert listed == [folder, folder]
+        # An edit in place (the folder unchanged) is seen by the next run.
+        (tmp_path / "library.py").write_text(ENTRY.format(module="mod1", flag=flag))
+        os.utime(folder, ns=(stamp, stamp))
+        assert project_imports._importers(modules[1]) == []
+    with project_imports.one_run():
+        assert project_imports._importers(modules[1]) == [Path(folder, "library.py")]
+    assert listed == [folder, folder, folder]
+    # Outside a run, as before: every call lists the folder.
+    assert project_imports._importers(modules[1]) == [Path(folder, "library.py")]
+    assert len(listed) == 4
+
+
+def test_the_runner_lists_each_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project run (``api.lint``, one process) lists a flat folder once, not per file."""
+    flag = "not args.no_cuda and torch.cuda.is_available()"
+    for i in range(8):
+        write(tmp_path, f"mod{i}.py", CALLEE)
+    write(tmp_path, "main.py", ENTRY.format(module="mod0", flag=flag))
+    listed: list[str] = []
+    original = project_imports._list_entry_scripts
+
+    def counting(folder: str) -> tuple[tuple[str, bytes], ...]:
+        listed.append(folder)
+        return original(folder)
+
+    monkeypatch.setattr(project_imports, "_list_entry_scripts", counting)
+    request = LintRequest(paths=(tmp_path,), jobs=1, use_cache=False, isolated=True)
+    outcome = lint(request)
+    assert outcome.files_checked == 9
+    assert listed == [os.path.realpath(tmp_path)]
