@@ -346,7 +346,9 @@ class Expressions:
             self.core.mark_reference(operand)
         if len(node.comparisons) == 1:
             first = node.comparisons[0]
-            guard = guards.comparison(node.left, first.operator, first.comparator, left)
+            guard = guards.overridden_setting(
+                first.operator, first.comparator, left
+            ) or guards.comparison(node.left, first.operator, first.comparator, left)
             if guard is not None:
                 return guard
         return self.combine(node, operands)

@@ -149,6 +149,23 @@ def comparison(
     )
 
 
+def overridden_setting(
+    operator: cst.BaseCompOp, right_node: cst.BaseExpression, left: Value
+) -> Value | None:
+    """``args.mode == "puregpu"`` after ``if not torch.cuda.is_available(): args.mode =
+    "cpu"``: any other value than the one set where CUDA is absent implies CUDA. A test of
+    a setting already chosen, like ``device.type == "cuda"``: no device choice itself."""
+    compared = string_value(right_node)
+    if left.absent is None or compared is None:
+        return None
+    equal = isinstance(operator, cst.Equal)
+    if not (equal or isinstance(operator, cst.NotEqual)):
+        return None
+    if compared == left.absent:
+        return device_test("cuda", -1 if equal else +1)
+    return device_test("cuda", +1) if equal else None
+
+
 def _membership(operator: cst.BaseCompOp, right_node: cst.BaseExpression) -> Value | None:
     """``device.type in ("cpu", "mps")``: the other devices exclude CUDA."""
     if not (isinstance(operator, cst.In | cst.NotIn) and type(right_node) in (cst.Tuple, cst.List)):

@@ -486,6 +486,7 @@ class Statements:
             # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case (not
             # so for ``if not torch.cuda.is_available(): device = "cpu"``).
             moved_to_cpu = {k: v for k, v in body_env.items() if is_cpu(v.where)}
+        overridden: Env = {}
         if node.orelse is None and not body_exits and guards.is_cuda_guard(test, -1):
             # ``if not torch.cuda.is_available(): device = "cpu"``: past the ``if``, what
             # the body replaced is as before only where CUDA is available.
@@ -493,11 +494,16 @@ class Statements:
                 kept = self.core.env.get(key)
                 if kept is not None and kept is not value and kept.cuda_defaults:
                     self.core.env[key] = replace(kept, cuda_defaults=())
+                if kept is not value and isinstance(value.constant, str):
+                    overridden[key] = value  # ``args.mode = "cpu"``: so wherever CUDA is absent
         outcomes = [
             (body_env, body_required, body_exits),
             (self.core.env, self.core.cuda_required, else_exits),
         ]
         self.join_outcomes(original, before, outcomes, required)
+        for key, value in overridden.items():
+            if key in self.core.env:
+                self.core.env[key] = replace(self.core.env[key], absent=value.constant)
         self.core.env.update(moved_to_cpu)
         self.core.env.update({key: value for key, value in flags.items() if key in self.core.env})
         for name, mark in marks.items():

@@ -200,6 +200,10 @@ class Value:
     # TENSOR / MODULE / DEVICE: how it got its placement, in order (the device chosen, the
     # move, the model computing it): the chain a diagnostic on it reports.
     placed: tuple[Step, ...] = field(default=(), compare=False)
+    # The constant this value holds wherever CUDA is absent: a setting overridden under
+    # ``if not torch.cuda.is_available(): args.mode = "cpu"``. Comparing it with that
+    # constant tests availability (``args.mode == "puregpu"`` implies CUDA).
+    absent: object = None
 
     def moved(self, where: Placement, by: tuple[Step, ...] = ()) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement;
@@ -286,6 +290,7 @@ def join(a: Value, b: Value) -> Value:
         elements=_join_elements(a.elements, b.elements),
         from_caller=a.from_caller and b.from_caller,
         placed=chain(a.placed, b.placed),
+        absent=a.absent if a.absent == b.absent else None,
     )
 
 

@@ -318,3 +318,30 @@ def test_a_cuda_default_checked_against_availability_is_not_one() -> None:
     devices = [call for call in facts.calls if call.callee == "torch.device" and call.args]
     assert [bool(call.args[0].cuda_defaults) for call in devices[:2]] == [False, True]
     assert [call.reference_only for call in devices] == [False, False, True]
+
+
+def test_a_setting_overridden_where_cuda_is_absent_tests_availability() -> None:
+    """``if not torch.cuda.is_available(): args.mode = "cpu"`` (DGL's examples): past it,
+    ``args.mode == "puregpu"`` or ``args.mode != "cpu"`` implies CUDA; another value's
+    test (``args.mode != "mixed"``) does not, nor does one before the override."""
+    source = textwrap.dedent(
+        """
+        import argparse
+        import torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--mode", default="mixed")
+        args = parser.parse_args()
+        before = torch.zeros(1).cuda() if args.mode != "cpu" else None
+        if not torch.cuda.is_available():
+            args.mode = "cpu"
+        a = torch.zeros(1).cuda() if args.mode == "puregpu" else None
+        b = torch.zeros(1).cuda() if args.mode != "cpu" else None
+        c = None if args.mode == "cpu" else torch.zeros(1).cuda()
+        d = torch.zeros(1).cuda() if args.mode != "mixed" else None
+        args.mode = input()
+        e = torch.zeros(1).cuda() if args.mode == "puregpu" else None
+        """
+    )
+    facts = analyze(cst.parse_module(source))
+    cuda_calls = [c for c in facts.calls if c.method == "cuda"]
+    assert [c.site.guarded for c in cuda_calls] == [False, True, True, True, False, False]
