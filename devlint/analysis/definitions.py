@@ -47,6 +47,8 @@ def _seeded(value: Value) -> bool:
         return value.polarity != 0
     if value.kind is Kind.INTEGER:  # ``demo(rank)``, ``rank = int(...)``: placed, an index
         return True
+    if guards.requires_cuda(value):  # ``train(fabric)`` with a CUDA-only ``Fabric``
+        return True
     return value.kind in _SEEDED_KINDS and bool(value.where)
 
 
@@ -243,6 +245,11 @@ class Definitions:
         saved_ctx, self.core.ctx = self.core.ctx, replace(item.context, function=node)
         try:
             self.core.env = self.entry_environment(item)
+            if any(
+                guards.requires_cuda(self.core.env[p.name.value]) for p in parameters(node.params)
+            ):
+                # handed an object that exists only with CUDA (``get_batch(fabric, data)``)
+                self.core.ctx = replace(self.core.ctx, guarded=True)
             self.core.statements.suite(node.body)
             self.analysed_functions.add(id(node))
             self.note_mps_at_end(id(node))

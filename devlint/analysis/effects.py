@@ -236,6 +236,14 @@ class Effects:
     ) -> Value:
         return Value(Kind.IMPORTED, qualname=torch_api.ACCELERATOR_OBJECT)
 
+    def lightning(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        accelerator = keywords.get("accelerator", UNKNOWN).constant
+        if isinstance(accelerator, str) and accelerator in torch_api.CUDA_ACCELERATOR_NAMES:
+            return Value(Kind.IMPORTED, qualname=torch_api.LIGHTNING_CUDA_OBJECT)
+        return Value(Kind.IMPORTED, qualname=torch_api.LIGHTNING_OBJECT)
+
     def prepare(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
@@ -427,6 +435,7 @@ HANDLERS: dict[Effect, EffectHandler] = {
     Effect.DEFAULT_TENSOR_TYPE: Effects.default_tensor_type,
     Effect.ACCELERATE: Effects.accelerate,
     Effect.PREPARE: Effects.prepare,
+    Effect.LIGHTNING: Effects.lightning,
     Effect.NUMPY: Effects.numpy,
     Effect.OPERATION: Effects.operation,
 }

@@ -65,6 +65,12 @@ def is_cuda_guard(value: Value, polarity: int) -> bool:
     )
 
 
+def requires_cuda(value: Value) -> bool:
+    """An object that exists only where CUDA is available: built for CUDA by a library that
+    raises without it (``L.Fabric(accelerator="cuda")``)."""
+    return value.kind is Kind.IMPORTED and value.qualname == torch_api.LIGHTNING_CUDA_OBJECT
+
+
 def may_guard_cuda(value: Value, polarity: int) -> bool:
     """``is_cuda_guard``, or a flag whose value a caller passes (``value.from_caller``):
     ``if self.cuda:`` after ``def __init__(self, cuda=False): self.cuda = cuda`` may test

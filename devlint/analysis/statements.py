@@ -183,10 +183,16 @@ class Statements:
             test = self.core.rec.values.get(id(statement.test), UNKNOWN)
             return guards.is_cuda_guard(test, -1) and guards.always_exits(statement.body)
         if type(statement) is cst.SimpleStatementLine:
+            values = self.core.rec.values
             for small in statement.body:
                 if type(small) is cst.Assert:
-                    test = self.core.rec.values.get(id(small.test), UNKNOWN)
+                    test = values.get(id(small.test), UNKNOWN)
                     if guards.is_cuda_guard(test, +1):
+                        return True
+                elif type(small) in (cst.Assign, cst.Expr):
+                    # ``fabric = L.Fabric(accelerator="cuda")`` raises without CUDA
+                    built = values.get(id(small.value), UNKNOWN)  # type: ignore[attr-defined]
+                    if guards.requires_cuda(built):
                         return True
         return False
 
@@ -444,6 +450,7 @@ class Statements:
         ):
             self.core.cuda_required = required or ids_test > 0
             self.refine(placement, +1)
+            self.refine_to_none(node.test, +1)
             self.refine_to_tensor(node.test)
             self.drop_checked_default(node.test)
             followed = self.follow_flag(flag, +1)
@@ -465,6 +472,7 @@ class Statements:
         ):
             self.core.cuda_required = required or ids_test < 0
             self.refine(placement, -1)
+            self.refine_to_none(node.test, -1)
             followed_else = self.follow_flag(flag, -1)
             else_exits = self.else_part(node.orelse)
         flags: Env = {}
@@ -580,6 +588,17 @@ class Statements:
         else:
             return
         self.core.env[name] = replace(value, where=where)
+
+    def refine_to_none(self, test: cst.BaseExpression, branch: int) -> None:
+        """``if loader is None:`` (``is not None``: its else): there, ``loader`` is None, so
+        past the ``if`` it is what the other branch made of it (``values.join``)."""
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+            return
+        operator, compared = test.comparisons[0].operator, test.comparisons[0].comparator
+        polarity = {cst.Is: +1, cst.IsNot: -1}.get(type(operator))
+        name = dotted_name(test.left)
+        if polarity == branch and name is not None and dotted_name(compared) == "None":
+            self.core.env[name] = Value(Kind.CONSTANT, constant=None)
 
     def refine_to_tensor(self, test: cst.BaseExpression) -> None:
         """``if torch.is_tensor(v):`` / ``isinstance(v, torch.Tensor)`` (or the left of an

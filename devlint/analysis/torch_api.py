@@ -502,7 +502,27 @@ ACCELERATOR_CLASSES = frozenset({"accelerate.Accelerator"})
 ACCELERATOR_PREPARE = frozenset(
     f"{ACCELERATOR_OBJECT}.{name}" for name in ("prepare", "prepare_model", "prepare_data_loader")
 )
-ACCELERATOR_DEVICE_ATTRIBUTES = frozenset({f"{ACCELERATOR_OBJECT}.device"})
+# Lightning's ``Fabric`` and ``Trainer`` (these qualnames stand for one): ``setup``,
+# ``setup_dataloaders`` and ``to_device`` put what they are given on its device. Built for
+# CUDA (``accelerator="cuda"`` or ``"gpu"``), one raises where CUDA is absent: the code
+# after it, and the functions it is handed to, run only with CUDA.
+LIGHTNING_CLASSES = frozenset(
+    {
+        "lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",
+        "lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer",
+    }
+)  # fmt: skip
+LIGHTNING_OBJECT = "lightning.Fabric()"
+LIGHTNING_CUDA_OBJECT = "lightning.Fabric(accelerator='cuda')"
+CUDA_ACCELERATOR_NAMES = frozenset({"cuda", "gpu"})
+ACCELERATOR_PREPARE = ACCELERATOR_PREPARE | frozenset(
+    f"{obj}.{name}"
+    for obj in (LIGHTNING_OBJECT, LIGHTNING_CUDA_OBJECT)
+    for name in ("setup", "setup_module", "setup_dataloaders", "to_device")
+)
+ACCELERATOR_DEVICE_ATTRIBUTES = frozenset(
+    f"{obj}.device" for obj in (ACCELERATOR_OBJECT, LIGHTNING_OBJECT, LIGHTNING_CUDA_OBJECT)
+)
 
 
 class Effect(Enum):
@@ -530,6 +550,7 @@ class Effect(Enum):
     DEFAULT_TENSOR_TYPE = "default tensor type"  # ``set_default_tensor_type(T)``: both
     ACCELERATE = "accelerate"  # ``accelerate.Accelerator()``: an object that places
     PREPARE = "prepare"  # ``accelerator.prepare(model, loader)``: each on its device
+    LIGHTNING = "lightning"  # ``L.Fabric(accelerator="cuda")``: places; may require CUDA
 
 
 _EXACT_EFFECTS: dict[str, Effect] = {
@@ -546,6 +567,7 @@ _EXACT_EFFECTS: dict[str, Effect] = {
     **dict.fromkeys(IDENTITY_WRAPPERS, Effect.IDENTITY),
     **dict.fromkeys(ACCELERATOR_CLASSES, Effect.ACCELERATE),
     **dict.fromkeys(ACCELERATOR_PREPARE, Effect.PREPARE),
+    **dict.fromkeys(LIGHTNING_CLASSES, Effect.LIGHTNING),
     f"{ACCELERATOR_OBJECT}.unwrap_model": Effect.IDENTITY,
     f"{ACCELERATOR_OBJECT}.skip_first_batches": Effect.IDENTITY,  # the prepared loader
     # the gradients, each where its input is (one device for all, as autograd requires)

@@ -80,6 +80,9 @@ _NEVER_PLACED = frozenset(
 )  # fmt: skip
 
 
+# Kinds that stand for an object where it is used, when ``None`` on another path.
+_OPTIONAL = frozenset({Kind.TENSOR, Kind.MODULE, Kind.LOADER, Kind.DEVICE, Kind.UNKNOWN})
+
 # Kinds whose placement joins across branches with ``join_branches``.
 _PLACED = frozenset({Kind.TENSOR, Kind.MODULE, Kind.UNKNOWN})
 
@@ -259,6 +262,10 @@ def join(a: Value, b: Value) -> Value:
     if is_empty_container(b) and a.kind is Kind.TENSOR:
         return replace(a, scalar=False)
     if a.kind is not b.kind:
+        if is_none(a) and b.kind in _OPTIONAL:
+            return b  # ``None`` on one path: where it is used, it is the other path's
+        if is_none(b) and a.kind in _OPTIONAL:
+            return a
         if a.elements is not None and b.elements is not None:
             return Value(elements=_join_elements(a.elements, b.elements))
         # ``use_cuda = torch.cuda.is_available()`` on one path, a placeholder (``False``,

@@ -258,6 +258,34 @@ CASES = {
                 probe(self.penalty(out, x))  # tensor cpu, cuda
                 probe(torch.tensor(self.count))  # tensor cpu
     """,
+    "a_value_none_on_one_path_is_the_other_paths_where_used": """
+        import torch
+        from accelerate import Accelerator
+
+        accelerator = Accelerator()
+        loader = make_loader()
+        if loader is None:
+            model = accelerator.prepare(model)
+        else:
+            model, loader = accelerator.prepare(model, loader)
+        probe(loader)  # unknown cpu, cuda, mps
+        stats = None
+        if flag:
+            stats = torch.zeros(3)
+        probe(stats)  # tensor cpu
+    """,
+    "lightning_places_what_it_sets_up": """
+        import lightning as L
+        import torch
+
+        fabric = L.Fabric(accelerator="auto")
+        probe(fabric.device)  # device cpu, cuda, mps
+        model, optimizer = fabric.setup(Net(), torch.optim.SGD(params))
+        probe(model)  # unknown cpu, cuda, mps
+        loader = fabric.setup_dataloaders(torch.utils.data.DataLoader(dataset))
+        for batch in loader:
+            probe(batch)  # tensor cpu, cuda, mps
+    """,
 }
 
 
@@ -345,3 +373,42 @@ def test_a_setting_overridden_where_cuda_is_absent_tests_availability() -> None:
     facts = analyze(cst.parse_module(source))
     cuda_calls = [c for c in facts.calls if c.method == "cuda"]
     assert [c.site.guarded for c in cuda_calls] == [False, True, True, True, False, False]
+
+
+def test_code_after_a_lightning_object_built_for_cuda_runs_only_with_cuda() -> None:
+    """``L.Fabric(accelerator="cuda")`` raises where CUDA is absent: what follows it in
+    its block, and the functions every call hands it to, run only with CUDA; a Fabric
+    for any accelerator guards nothing."""
+    source = textwrap.dedent(
+        """
+        import lightning as L
+        import torch
+
+        def get_batch(fabric, data):
+            return data.pin_memory()
+
+        def other(data):
+            return data.pin_memory()
+
+        def main():
+            early = torch.zeros(1).pin_memory()
+            fabric = L.Fabric(accelerator="cuda", devices=1)
+            after = torch.zeros(1).pin_memory()
+            get_batch(fabric, torch.zeros(1))
+            other(torch.zeros(1))
+
+        def elsewhere():
+            fabric = L.Fabric(accelerator="auto")
+            x = torch.zeros(1).pin_memory()
+        """
+    )
+    facts = analyze(cst.parse_module(source))
+    pins = [c for c in facts.calls if c.method == "pin_memory"]
+    by_function = [(c.site.function.name.value, c.site.guarded) for c in pins]  # type: ignore[union-attr]
+    assert by_function == [
+        ("get_batch", True),
+        ("other", False),
+        ("main", False),
+        ("main", True),
+        ("elsewhere", False),
+    ]
