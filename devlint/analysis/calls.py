@@ -437,6 +437,8 @@ class Calls:
             return guards.ON_CUDA  # ``isinstance(x, torch.cuda.FloatTensor)``: ``x.is_cuda``
         if function == "int" and callee.kind is Kind.UNKNOWN:
             return Value(Kind.INTEGER)  # ``int(os.environ["LOCAL_RANK"])``
+        if function == "str" and args and args[0].kind is Kind.DEVICE:
+            return args[0]  # ``str(device)``: the same device, as a string
         if function in torch_api.NON_TENSOR_BUILTINS and callee.kind is Kind.UNKNOWN:
             return UNKNOWN  # ``len(batch)``: an int, not a result on the batch's device
         return self.module_call(node, callee)

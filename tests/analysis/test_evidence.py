@@ -198,6 +198,7 @@ CASES = {
         rank = int(input())
         probe("cuda:" + str(rank))  # device cuda
         probe("cpu" + "x")  # unknown unknown
+        probe(str(torch.device("cuda")))  # device cuda
     """,
     "dgl_loaders_make_batches_on_their_device": """
         import torch
