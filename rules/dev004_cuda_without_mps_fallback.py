@@ -223,6 +223,8 @@ def _assigned(statement: cst.CSTNode) -> str | None:
     small = statement.body[0]
     if isinstance(small, cst.Assign) and len(small.targets) == 1:
         return source_of(small.targets[0].target)
+    if isinstance(small, cst.AnnAssign) and small.value is not None:
+        return source_of(small.target)
     return None
 
 
@@ -238,8 +240,8 @@ def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in reversed(statement.body):
-            if isinstance(small, cst.Assign):
-                chosen = _device(facts, small.value)
+            if isinstance(small, cst.Assign | cst.AnnAssign) and small.value is not None:
+                chosen = _device(facts, small.value)  # ``device: torch.device = ...`` too
                 if chosen is not None:
                     return chosen
     return None

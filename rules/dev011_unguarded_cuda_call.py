@@ -20,8 +20,7 @@ class UnguardedCudaCall(Rule):
     the file never calls unguarded, functions the file only calls after a check, methods
     of a class whose `__init__` refuses to run without CUDA, branches on DDP
     `device_ids is not None`, modules that
-    import a CUDA-only package (`triton`, `apex`, `megatron`, ...) at module level, and
-    modules that create CUDA streams (`torch.cuda.Stream()` outside any if/try). So are
+    import a CUDA-only package (`triton`, `apex`, `megatron`, ...) at module level. So are
     the sides of a torch-version test (`torch.Stream() if torch_2_7 else torch.cuda.Stream()`):
     compatibility code for another release.
     `torch.cuda.stream(s)` is not reported: it does nothing for `None`, and any real

@@ -154,9 +154,7 @@ def decide_requirements(core: Interpreter, module: cst.Module) -> None:
         used = {owner for _, owner in core.owned_records if core.definitions.used_as_value(owner)}
         requirements.callers_require_cuda(core.owned_records, core.local_calls, used)
     records = core.rec.calls.values()
-    if requirements.creates_cuda_streams(records) or (
-        core.statements.refuses_without_cuda and requirements.is_library_module(module)
-    ):
+    if core.statements.refuses_without_cuda and requirements.is_library_module(module):
         for record in records:
             record.site = replace(record.site, cuda_required=True)
 

@@ -338,10 +338,14 @@ class Expressions:
         return join(left, right) if left.kind is right.kind else UNKNOWN
 
     def comparison(self, node: cst.Comparison) -> Value:
-        left = self.expr(node.left)
-        operands: list[tuple[cst.BaseExpression | None, Value]] = [(node.left, left)]
-        for target in node.comparisons:
-            operands.append((target.comparator, self.expr(target.comparator)))
+        comparing, self.core.comparing = self.core.comparing, True
+        try:  # ``device == torch.device("cuda")`` reads ``device`` to test it, not to place
+            left = self.expr(node.left)
+            operands: list[tuple[cst.BaseExpression | None, Value]] = [(node.left, left)]
+            for target in node.comparisons:
+                operands.append((target.comparator, self.expr(target.comparator)))
+        finally:
+            self.core.comparing = comparing
         for operand, _ in operands:
             self.core.mark_reference(operand)
         if len(node.comparisons) == 1:

@@ -212,7 +212,7 @@ def _device_string(
     equal = isinstance(operator, cst.Equal | cst.Is)
     unequal = isinstance(operator, cst.NotEqual | cst.IsNot)
     for device_side in (right_node, left_node):
-        text = string_value(device_side)
+        text = _device_literal(device_side)
         if text is None:
             continue
         kind = text.split(":", 1)[0]
@@ -224,6 +224,16 @@ def _device_string(
             # ``device.type != "cpu"`` may still mean MPS: not a CUDA guard.
             return device_test(kind, 0)
     return None
+
+
+def _device_literal(node: cst.BaseExpression) -> str | None:
+    """``"cuda"``, or the string of ``torch.device("cuda")`` (``device == torch.device("cuda")``)."""
+    text = string_value(node)
+    if text is None and type(node) is cst.Call and node.args and node.args[0].keyword is None:
+        name = dotted_name(node.func) or ""
+        if name in ("torch.device", "device") and len(node.args) == 1:
+            text = string_value(node.args[0].value)
+    return text
 
 
 def _count(operator: cst.BaseCompOp, right_node: cst.BaseExpression, left: Value) -> Value | None:

@@ -191,6 +191,7 @@ class Interpreter:
         self.pending: list[PendingBody] = []
         self.attribute_parents: set[str] = set()  # ``a``, ``a.b`` for every ``a.b.c`` held
         self.module_done = False  # the module's top-level code has been analysed
+        self.comparing = False  # in a comparison's operands: a device read there places nothing
         self.returns: list[Value] | None = None  # return values, while inlining
         # *CUDA required* (requirements.py): the flag on the current path, flow state that
         # is joined after branches like the environment.
@@ -287,7 +288,7 @@ class Interpreter:
         """A device read outside every guard: its ``torch.device("cuda")`` defaults are
         in use (``Records.read_defaults``); one never read, or read only where CUDA is
         available, places nothing."""
-        if value.cuda_defaults and not self.ctx.guarded:
+        if value.cuda_defaults and not self.ctx.guarded and not self.comparing:
             for default in value.cuda_defaults:
                 if type(default) is cst.Call:
                     self.rec.read_defaults[id(default)] = default

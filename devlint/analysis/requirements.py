@@ -18,8 +18,6 @@ pin_memory (DEV005) keep to guards. It holds
 - everywhere in a module that imports a ``torch_api.CUDA_ONLY_PACKAGES`` package at module
   level, unconditionally or under ``if is_..._available():`` (not inside ``try``, which
   means an optional dependency);
-- everywhere in a module that creates CUDA streams (``torch.cuda.Stream()``) outside any
-  if/try branch: streams have no meaning without CUDA;
 - everywhere in a library module (``is_library_module``) with a function that refuses to
   run without CUDA in words (``if not torch.cuda.is_available(): raise ImportError("...
   requires CUDA")``): the module is a CUDA integration whose callers come through that gate.
@@ -27,7 +25,6 @@ pin_memory (DEV005) keep to guards. It holds
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import replace
 
 import libcst as cst
@@ -87,11 +84,6 @@ def is_library_module(module: cst.Module) -> bool:
         ):
             return False
     return True
-
-
-def creates_cuda_streams(records: Iterable[CallRecord]) -> bool:
-    """A ``torch.cuda.Stream()`` outside any branch: not one side of a test."""
-    return any(r.callee in torch_api.CUDA_STREAMS and not r.site.branches for r in records)
 
 
 def callers_require_cuda(

@@ -70,8 +70,6 @@ CUDA_ONLY_PACKAGES = frozenset(
         "smdistributed",  # SageMaker model parallelism: GPU instances only
     }
 )
-# Creating CUDA streams: a module that does is written for CUDA.
-CUDA_STREAMS = frozenset({"torch.cuda.Stream", "torch.cuda.streams.Stream"})
 
 # Test decorators that skip a test: skipif/skipIf skip when true, skipUnless when false.
 SKIP_UNLESS = frozenset({"unittest.skipUnless", "unittest.case.skipUnless"})

@@ -557,15 +557,16 @@ REQUIREMENT_CASES = {
                 torch.cuda.synchronize()  # required
             torch.cuda.synchronize()  # first
     """,
+    # Creating CUDA streams is no contract (SPEC's guards): each call raises without CUDA.
     "stream_module": """
         import torch
         class Prefetcher:
             def __init__(self):
-                self.stream = torch.cuda.Stream()  # required
+                self.stream = torch.cuda.Stream()  # first
             def wait(self):
-                torch.cuda.current_stream().wait_stream(self.stream)  # required
+                torch.cuda.current_stream().wait_stream(self.stream)  # first
         def report():
-            print(torch.cuda.get_device_name())  # required
+            print(torch.cuda.get_device_name())  # first
     """,
     "contracts": """
         import torch
