@@ -413,3 +413,25 @@ def test_code_after_a_lightning_object_built_for_cuda_runs_only_with_cuda() -> N
         ("main", True),
         ("elsewhere", False),
     ]
+
+
+def test_a_device_compared_with_a_torch_device_is_tested_not_placed() -> None:
+    """``if device == torch.device("cuda"): model.cuda()`` (stable diffusion's scripts):
+    the move runs only on CUDA, and the parameter's CUDA default is read to compare it,
+    not to place anything."""
+    source = textwrap.dedent(
+        """
+        import torch
+
+        def load(model, device=torch.device("cuda")):
+            if device == torch.device("cuda"):
+                model.cuda()
+            elif device == torch.device("cpu"):
+                model.cpu()
+            return model
+        """
+    )
+    facts = analyze(cst.parse_module(source))
+    moves = [c for c in facts.calls if c.method == "cuda"]
+    assert [c.site.guarded for c in moves] == [True]
+    assert not facts.read_defaults
