@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -32,6 +32,7 @@ from devlint.diagnostics import Diagnostic, FileResult, FixMode
 from devlint.discovery import discover, is_excluded
 from devlint.engine import UNREADABLE, CheckOptions, check_text, unreadable
 from devlint.noqa import warn_invalid
+from devlint.records import record
 from devlint.rule import all_rules
 from devlint.runner import FileTask, default_jobs, run_files
 from devlint.source import (
@@ -69,7 +70,7 @@ class UsageError(Exception):
 # --------------------------------------------------------------------------- settings
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Overrides:
     """What the command line says on top of the configuration file."""
 
@@ -90,7 +91,7 @@ class Overrides:
     docs_url: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     """The configuration and the rules it enables, resolved once for a whole run."""
 
@@ -313,7 +314,7 @@ def lint_task(task: FileTask) -> FileResult:
 # --------------------------------------------------------------------------- many files
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LintRequest:
     """What to lint and how: paths (``-`` for stdin), settings, fixing, the runner."""
 
@@ -329,7 +330,7 @@ class LintRequest:
     isolated: bool = False  # no configuration file at all (ruff's --isolated)
 
 
-@dataclass
+@record
 class LintOutcome:
     """What was found (and, with fixing, fixed) across all files."""
 

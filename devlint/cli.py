@@ -6,7 +6,6 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TextIO
 
@@ -14,6 +13,7 @@ import click
 
 from devlint import __version__
 from devlint.formats import DEFAULT_FORMAT, FORMATS, STATISTICS_FORMATS, TEXT_FORMATS
+from devlint.records import record
 
 # Start-up: `devlint --version` and `--help` import click and nothing heavy; what checking
 # needs (libcst, the analysis, the rules, the configuration, rich) is imported by the code
@@ -251,7 +251,7 @@ _CHECK_OPTIONS = [
 ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CheckFlags:
     """The options of ``check`` as click parses them (one field per option)."""
 

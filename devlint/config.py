@@ -18,11 +18,12 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from devlint.records import record
 from devlint.torch_target import (
     DEFAULT_TARGET_TORCH,
     TorchVersion,
@@ -89,7 +90,7 @@ def _empty_mapping() -> Mapping[str, tuple[str, ...]]:
     return MappingProxyType({})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileConfig:
     """What ``[tool.devlint]`` says, validated. Command-line options are merged by the caller."""
 
@@ -504,7 +505,7 @@ def resolve_codes(
 # --------------------------------------------------------------------------- per-file-ignores
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Glob:
     text: str
     negated: bool

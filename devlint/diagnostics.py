@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
+
+from devlint.records import record
 
 Applicability = Literal["safe", "unsafe"]
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(frozen=True, slots=True, order=True)
 class Location:
     """A 1-based row and 1-based column, as ruff reports them."""
 
@@ -17,7 +19,7 @@ class Location:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Edit:
     """Replace the text between ``start`` and ``end`` with ``content``."""
 
@@ -26,7 +28,7 @@ class Edit:
     end: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Fix:
     """A set of edits that together repair one diagnostic."""
 
@@ -35,7 +37,7 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Related:
     """One step of the chain of facts behind a diagnostic: a location in the same file
     and what happened there ("moved to cuda here"), in the order the facts happened."""
@@ -47,7 +49,7 @@ class Related:
     cell: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Diagnostic:
     """One finding of one rule in one file (or notebook cell)."""
 
@@ -71,7 +73,7 @@ class Diagnostic:
         return (self.path, self.cell or 0, self.start.row, self.start.column, self.code)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FixMode:
     """What ``--fix`` / ``--diff`` asked for."""
 
@@ -79,7 +81,7 @@ class FixMode:
     write: bool = True  # False for --diff: compute the diff, change nothing
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class FileResult:
     """The outcome of linting one file: what is left, what was fixed, the diff, problems."""
 

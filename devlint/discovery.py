@@ -23,8 +23,9 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from devlint.records import record
 
 __all__ = ["DEFAULT_EXCLUDES", "SUFFIXES", "discover", "is_excluded"]
 
@@ -38,14 +39,14 @@ SUFFIXES: tuple[str, ...] = (".py", ".ipynb")
 _GLOB_CHARS = frozenset("*?[]\\!/# ")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Pattern:
     regex: re.Pattern[str]
     include: bool  # True: the pattern excludes (ignores); False: a ``!`` re-include
     contents: bool  # ``dir/**``: matches what is inside the directory, not the directory
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Patterns:
     """Compiled patterns in file order, plus a prefilter: most paths match no pattern
     at all, and at most two regex calls rule them out. ``by_name`` joins the patterns
@@ -138,7 +139,7 @@ def _verdict(patterns: _Patterns, subject: str) -> bool | None:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Excludes:
     """The exclude patterns: plain names in sets (the common case), globs compiled when
     first needed (checking one named file needs none of them)."""

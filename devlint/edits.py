@@ -12,7 +12,7 @@ would make a line longer than ``line-length`` is laid out again (``devlint.wrapp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -20,6 +20,7 @@ from libcst.metadata import CodeRange
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.scopes import DEVICE_NAME, NEW, Scopes
 from devlint.diagnostics import Applicability, Edit, Fix, Location
+from devlint.records import record
 from devlint.rule import BLOCK_INDENT, FixPlan
 from devlint.source import LINE_BREAK
 from devlint.wrapping import Wrapper
@@ -76,7 +77,7 @@ def _api(accelerator_api: str, source: str) -> str:
     return accelerator_api
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class FixContext:
     """What turning replacements into edits needs to know about one parsed file."""
 

@@ -8,7 +8,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import accumulate
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from devlint.diagnostics import Diagnostic, Location, Related
 from devlint.edits import FixContext
 from devlint.noqa import suppress
 from devlint.positions import Positions, positions_of
+from devlint.records import record
 from devlint.rule import Finding, Rule, RuleSettings, all_rules
 from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
@@ -32,7 +33,7 @@ _VALIDATING = vars(cst.CSTNode).get("__post_init__")
 _UNVALIDATED = threading.Lock()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CheckOptions:
     """What to check in one file."""
 

@@ -18,11 +18,12 @@ import re
 import tokenize
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from devlint import log
 from devlint.diagnostics import Diagnostic, Edit, Fix, Location
+from devlint.records import record
 from devlint.rule import all_rules
 from devlint.source import (
     ChangedOnDisk,
@@ -45,7 +46,7 @@ _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 _DEVLINT_CODE = re.compile(r"DEV[0-9]+")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Code:
     """One code of a directive and its 0-based column span on the line."""
 
@@ -54,7 +55,7 @@ class Code:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Directive:
     """A ``# noqa`` directive on one line; columns are 0-based character offsets."""
 
@@ -66,7 +67,7 @@ class Directive:
     in_comment: bool = True  # False: found by a plain text search (tokenizing failed)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FileDirective:
     """``# devlint: noqa`` lines: everything, or the union of their codes."""
 
@@ -83,7 +84,7 @@ def file_directive(text: str) -> FileDirective:
     return FileDirective(False, frozenset(codes))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class InvalidDirective:
     """A ``# noqa`` comment that cannot be read: it suppresses nothing."""
 
@@ -355,7 +356,7 @@ def _removal(directive: Directive, lines: Sequence[str]) -> Edit:
 # --- --add-noqa ----------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class AddNoqaResult:
     """What ``--add-noqa`` did: directives added, and one line per diagnostic it could not."""
 

@@ -17,19 +17,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import TracebackType
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 
+from devlint.records import record
+
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 Span = tuple[int, int, int, int, cst.CSTNode]  # start line and column, end line and column
 
 
-@dataclass
+@record
 class _CountingState(CodegenState):
     """A code generation state that moves a cursor and records where nodes start and end."""
 

@@ -7,7 +7,6 @@ import inspect
 import pkgutil
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar, Literal
 
@@ -17,13 +16,14 @@ from libcst._nodes.internal import CodegenState  # code_for_node without a fresh
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Step
 from devlint.diagnostics import Applicability
+from devlint.records import record
 from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
 # The slot a replacement node holds where the engine writes the device in scope.
 DEVICE = cst.Name("__devlint_device__")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Replace:
     """Replace the source of ``node`` with ``text`` (``where="before"``/``"after"``: insert).
 
@@ -58,7 +58,7 @@ class Replace:
         return literal_text(source_of(self.text)).replace(DEVICE.value, "{device}")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FixPlan:
     """How to repair one finding: a message and the edits that make the fix."""
 
@@ -67,7 +67,7 @@ class FixPlan:
     applicability: Applicability | None = None  # None: the rule's ``fix``
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Finding:
     """What a rule reports: the node to point at, the message to show, the fix if any."""
 
@@ -117,14 +117,14 @@ def literal_text(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RuleSettings:
     """The configuration a rule reads (``target-torch``)."""
 
     target_torch: TorchVersion = DEFAULT_TARGET_TORCH
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Example:
     """A piece of code a rule must report (``flagged``) or must leave alone."""
 

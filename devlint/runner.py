@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from devlint.analysis import project_imports
 from devlint.cache import ResultCache
 from devlint.diagnostics import FileResult, FixMode
 from devlint.engine import CheckOptions
+from devlint.records import record
 
 if TYPE_CHECKING:  # rich is imported only when a progress bar is shown
     from rich.console import Console
@@ -30,7 +30,7 @@ CHUNK_SIZE = 16
 PROGRESS_THRESHOLD = 100
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FileTask:
     path: Path
     display: str
@@ -85,7 +85,7 @@ def run_files(
     return [outcome for outcome in outcomes if outcome is not None]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Job:
     task: FileTask
     work: Work

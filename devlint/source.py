@@ -11,17 +11,18 @@ import io
 import os
 import re
 import tokenize
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from devlint.diagnostics import Diagnostic, Location
+from devlint.records import record
 
 
 class UnreadableSource(Exception):
     """The file cannot be read or decoded (reported as DEV900)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SourceText:
     text: str
     encoding: str  # as detected: "utf-8", "utf-8-sig" (BOM), or the coding cookie's
@@ -96,7 +97,7 @@ def line_starts(text: str) -> list[int]:
     return starts
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CellMap:
     """Where each row of a notebook's joined code comes from."""
 
@@ -137,7 +138,7 @@ class CellMap:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Source:
     """The Python code devlint analyses, and how to write a changed version back."""
 

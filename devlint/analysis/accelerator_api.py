@@ -21,9 +21,9 @@ call behaves on a CPU-only build was checked by running it (torch 2.13):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from devlint.records import record
 from devlint.torch_target import TorchVersion
 
 # How replacing the ``torch.cuda`` call with its equivalent changes a program that has CUDA:
@@ -31,7 +31,7 @@ from devlint.torch_target import TorchVersion
 Swap = Literal["safe", "unsafe", "none"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CudaApi:
     """One ``torch.cuda`` function and what a device-generic program uses instead."""
 

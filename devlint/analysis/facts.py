@@ -9,7 +9,7 @@ guesses) are re-exported or answered here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import libcst as cst
 
@@ -37,9 +37,10 @@ from devlint.analysis.values import (
     may_be_placed,
     may_be_tensor,
 )
+from devlint.records import record
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Loop:
     """A ``for`` or ``while`` loop (``Site.loop``: one over a data loader, whose batch
     elements start on the CPU; ``Site.inner_loop``: the innermost loop of any kind)."""
@@ -219,7 +220,7 @@ class _TrainingStep(cst.CSTVisitor):
         return self.nested and not self.found
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Branch:
     """One part of an ``if`` statement, conditional expression or ``try`` that code runs in.
 
@@ -232,7 +233,7 @@ class Branch:
     part: cst.CSTNode
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Site:
     """The context in which an expression was evaluated."""
 
@@ -253,7 +254,7 @@ class Site:
     inner_conditional: bool = False  # inside an ``if`` nested in that loop's body
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class CallRecord:
     """One call, with the values of its callee, receiver and arguments."""
 
@@ -272,13 +273,13 @@ class CallRecord:
     pinned_by: cst.DictElement | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Operand:
     node: cst.BaseExpression | None  # None for the parameters of a called module
     value: Value
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Mix:
     """An operation that combines several tensors (or a module and its inputs)."""
 
@@ -287,7 +288,7 @@ class Mix:
     site: Site
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Conditional:
     """An ``if`` statement or conditional expression, with what its test checks."""
 
@@ -300,7 +301,7 @@ class Conditional:
     binds: str | None = None  # a conditional expression's name: ``device = torch.device(...)``
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AttributeStore:
     """``self.name = value`` in a method of a class."""
 
@@ -311,7 +312,7 @@ class AttributeStore:
     target: cst.BaseExpression
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class FileFacts:
     """Everything the rules may ask about one file."""
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -56,6 +56,7 @@ from devlint.analysis.values import (
     is_empty_container,
     join,
 )
+from devlint.records import record
 
 if TYPE_CHECKING:  # the handlers import this module; they are built by ``analyzer``
     from devlint.analysis.calls import Calls
@@ -71,7 +72,7 @@ Env = dict[str, Value]
 MAX_LOOP_PASSES = 3
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Context:
     """Where the interpreter is: what a ``Site`` records besides *CUDA required*."""
 
@@ -122,7 +123,7 @@ class Scope:
         self.interpreter.ctx = self.saved
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Records:
     """What one analysis run records for the rules (swapped out while inlining a call)."""
 
@@ -152,7 +153,7 @@ class Records:
     read_defaults: dict[int, cst.Call] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PendingBody:
     """A function body to analyse once the enclosing code has run."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -21,6 +20,7 @@ import libcst as cst
 from devlint.analysis import mps_op_map
 from devlint.analysis.mps_op_map import CallEntry, Verdict
 from devlint.analysis.values import Kind, Placement, Step, chain
+from devlint.records import record
 from devlint.torch_target import TorchVersion, format_target
 
 if TYPE_CHECKING:  # facts re-exports this module's queries for the rules
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # facts re-exports this module's queries for the rules
 _TENSOR_LIKE = (Kind.TENSOR, Kind.UNKNOWN)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OpCall:
     """A call the op map knows, and the devices it may run on."""
 

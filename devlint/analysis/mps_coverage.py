@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from devlint.records import record
 from devlint.torch_target import TorchVersion, format_target
 
 Status = Literal["K", "C", "F", "M", "-"]
@@ -50,7 +50,7 @@ COMPOSITE_KEYS = frozenset(
 DENSE_KEYS = frozenset({"CPU", "CUDA", "XPU", "HIP", "MTIA", "PrivateUse1"})
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Operator:
     """One operator of the table: what each supported release does with it on MPS."""
 

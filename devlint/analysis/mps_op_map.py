@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from devlint.analysis import mps_coverage
+from devlint.records import record
 from devlint.torch_target import TorchVersion
 
 # How a call reaches its operators: ``torch.take(x)``, ``x.take()``, or calling a module
@@ -38,7 +38,7 @@ GIVEN = "given"
 ABSENT_OR_TRUE = "absent or True"  # a switch on by default (``GradScaler(enabled=...)``)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OpTree:
     """An operator and, when it is composite, those it decomposed into on the CPU."""
 
@@ -46,7 +46,7 @@ class OpTree:
     children: tuple[OpTree, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CallEntry:
     call: str  # ``torch.take``, ``Tensor.take``, ``torch.nn.Embedding``
     kind: CallKind
@@ -55,7 +55,7 @@ class CallEntry:
     ops: tuple[OpTree, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Verdict:
     """What a call does on MPS in one release: the operator that decides it."""
 

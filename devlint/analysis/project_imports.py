@@ -37,20 +37,21 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 import libcst as cst
 
 from devlint.analysis import name_guesses
 from devlint.analysis.values import Placement, Value
+from devlint.records import record
 
 MAX_MODULE_BYTES = 1_000_000  # a bigger module is generated code, not a helper module
 MAX_PACKAGE_DEPTH = 8  # package folders walked up for an absolute import
 MAX_CALLERS = 6  # entry scripts read for the calls of one file's functions
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ModuleSummary:
     """What ``from <module> import *`` binds, and what the importer needs to use it."""
 
@@ -69,7 +70,7 @@ class ModuleSummary:
     returned_flags: dict[str, dict[str, Value]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CallerCall:
     """One call of a project module's function, seen in an entry script that imports it:
     the values passed, and the availability flags set on each argument that is a name

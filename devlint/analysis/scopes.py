@@ -26,7 +26,6 @@ star-imported with a project module).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 import libcst as cst
@@ -34,12 +33,13 @@ from libcst.metadata import CodeRange
 
 from devlint.analysis.facts import CallRecord, FileFacts
 from devlint.analysis.values import Kind, Value
+from devlint.records import record
 
 DEVICE_NAME: Final = "device"
 _EMPTY = cst.Module(body=[])
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class DeviceInScope:
     """A device expression code at some row can use, and how it got there."""
 

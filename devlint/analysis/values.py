@@ -9,10 +9,12 @@ with unknown stays unknown, so a rule that needs a known placement stays silent.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from enum import Enum
 
 import libcst as cst
+
+from devlint.records import record
 
 Placement = frozenset[str] | None
 
@@ -119,7 +121,7 @@ def placement_words(where: Placement) -> str:
     return names.get(where, "the device")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Step:
     """One fact in the chain behind a value: the node where it happened and what happened
     there (``moved to cuda here``), reported as a related location of a diagnostic."""
@@ -152,7 +154,7 @@ def placement_of_device_string(text: str) -> Placement:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Value:
     """What is known about one object."""
 

@@ -12,19 +12,20 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TextIO
 
 from devlint.diagnostics import Diagnostic, Related
 from devlint.formats import DEFAULT_FORMAT, FORMATS, STATISTICS_FORMATS, TEXT_FORMATS
+from devlint.records import record
 
 _MODULES = {fmt: f"devlint.report.{fmt.replace('-', '_')}_format" for fmt in FORMATS}
 _MODULES["text"] = _MODULES["concise"] = "devlint.report.text_format"
 _STATISTICS_JSON = "devlint.report.statistics_format"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RuleInfo:
     """What a renderer may say about a rule (built by the CLI from the rule registry)."""
 
@@ -36,7 +37,7 @@ class RuleInfo:
     no_fix: str = ""  # why a diagnostic carries no fix (the full output's help line)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ReportOptions:
     """Everything a renderer needs besides the diagnostics."""
 
