@@ -205,7 +205,7 @@ def main(args):
             print(param_group["lr"])
 
     # test
-    model.load_state_dict(th.load("best_{}.pkl".format(args.seed)))
+    model.load_state_dict(th.load("best_{}.pkl".format(args.seed)))  # expect: DEV007
     accs = []
     root_accs = []
     model.eval()
