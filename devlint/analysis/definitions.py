@@ -27,6 +27,7 @@ from devlint.analysis.values import (
     Kind,
     Placement,
     Value,
+    is_index,
     join,
     may_be_accelerator,
 )
@@ -45,7 +46,7 @@ def _seeded(value: Value) -> bool:
         return where is not None and may_be_accelerator(where) and ELSEWHERE not in where
     if value.kind is Kind.GUARD:  # every call passes an availability test: ``run(x, avail)``
         return value.polarity != 0
-    if value.kind is Kind.INTEGER:  # ``demo(rank)``, ``rank = int(...)``: placed, an index
+    if is_index(value):  # ``demo(rank)``, ``main(0)``: placed with, a device index
         return True
     if guards.requires_cuda(value):  # ``train(fabric)`` with a CUDA-only ``Fabric``
         return True
@@ -321,7 +322,9 @@ class Definitions:
         if class_name is not None and node.name.value == "__init__" and item.closure is None:
             seeds = self.constructor_seeds(class_name, node)
             self.constructor_seeded[class_name] = seeds
-            env.update(seeds)
+            for name, seed in seeds.items():
+                if seed is not UNKNOWN or env.get(name, UNKNOWN).from_caller:
+                    env[name] = seed  # a plain value replaces only the caller's unseen flag
         if class_name in self.module_classes and node.params.params:
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
             if node.name.value == "forward":  # the inputs of a module are tensors

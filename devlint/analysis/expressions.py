@@ -279,7 +279,7 @@ class Expressions:
             arrays = [v for _, v in operands if v.kind is Kind.ARRAY]
             if arrays:  # NumPy arithmetic: float64 if an operand is
                 return Value(Kind.ARRAY, float64=next((a.float64 for a in arrays if a.float64), ""))
-            return UNKNOWN
+            return _computed_from_moved([v for _, v in operands])
         if len(tensors) > 1:  # 0-dim tensors from numbers mix with any device
             tensors = [(n, v) for n, v in tensors if not v.scalar] or tensors[:1]
         if len(tensors) >= 2:
@@ -547,6 +547,17 @@ def _gives_shape(node: cst.CSTNode) -> bool:
         and type(node.func) is cst.Attribute
         and node.func.attr.value in torch_api.SHAPING_METHODS
     )
+
+
+def _computed_from_moved(values: list[Value]) -> Value:
+    """An operation over values of unknown kind moved to a device that may be an
+    accelerator (modules have no arithmetic): a tensor computed where they are
+    (``loss(learner(x), labels)``); else unknown."""
+    moved = [v for v in values if v.kind is Kind.UNKNOWN and v.where]
+    if not moved or not all(may_be_accelerator(v.where) for v in moved):
+        return UNKNOWN
+    where: frozenset[str] = frozenset().union(*(v.where or () for v in moved))
+    return Value(Kind.TENSOR, where, placed=chain(*(v.placed for v in moved)))
 
 
 def _indexes_device(operation: cst.BinaryOperation, left: Value) -> bool:

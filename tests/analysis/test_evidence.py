@@ -259,6 +259,16 @@ CASES = {
                 probe(self.penalty(out, x))  # tensor cpu, cuda
                 probe(torch.tensor(self.count))  # tensor cpu
     """,
+    "an_operation_over_moved_values_is_a_tensor_where_they_are": """
+        import torch
+
+        def adapt(batch, learner, loss, device):
+            data, labels = batch
+            data, labels = data.to(device), labels.to(device)
+            probe(loss(learner(data), labels))  # tensor cpu, cuda, mps
+            probe(labels * 2)  # tensor cpu, cuda, mps
+            probe(batch[0] * 2)  # unknown unknown
+    """,
     "a_value_none_on_one_path_is_the_other_paths_where_used": """
         import torch
         from accelerate import Accelerator
