@@ -10,6 +10,7 @@ and what its methods store on ``self`` (seen by the other methods).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -51,6 +52,17 @@ def _seeded(value: Value) -> bool:
     if guards.requires_cuda(value):  # ``train(fabric)`` with a CUDA-only ``Fabric``
         return True
     return value.kind in _SEEDED_KINDS and bool(value.where)
+
+
+def _unseen_base(value: Value, unseen: set[str]) -> bool:
+    """A base class whose attributes this file cannot see: one imported from a module
+    other than torch's and the standard library's, or a class of this file that has one."""
+    if value.kind is Kind.CLASS:
+        return value.qualname in unseen
+    if value.kind is not Kind.IMPORTED or not value.qualname:
+        return False
+    root = value.qualname.split(".", 1)[0]
+    return root != "torch" and root not in sys.stdlib_module_names
 
 
 def _seed(value: Value) -> Value:
@@ -117,6 +129,10 @@ class Definitions:
         self.class_bodies: dict[str, list[PendingBody]] = {}
         self.constructor_seeded: dict[str, dict[str, Value]] = {}
         self.base_names: set[str] = set()  # names this file's classes derive from
+        # Classes deriving from a class this file does not define and torch does not
+        # provide (``class RankerAgent(TorchAgent)`` of another module): an attribute of
+        # ``self`` they read but never set is the unseen base's, not unknown-and-absent.
+        self.unseen_bases: set[str] = set()
         # The arguments of each call of a module-level function, and the parameter values
         # each body was analysed with.
         self.call_args: dict[str, list[tuple[tuple[Value, ...], dict[str, Value]]]] = {}
@@ -217,6 +233,8 @@ class Definitions:
             elif value.kind is Kind.CLASS and value.qualname in self.module_classes:
                 is_module = True
                 local_bases.append(value.qualname or "")
+            if _unseen_base(value, self.unseen_bases):
+                self.unseen_bases.add(node.name.value)
             if value.kind is Kind.IMPORTED and value.qualname in torch_api.DATASET_CLASSES:
                 inherited = inherited or {}
             elif value.kind is Kind.CLASS and value.qualname in self.dataset_classes:

@@ -13,7 +13,7 @@ import builtins
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -357,6 +357,23 @@ class Expressions:
                 return guard
         return self.combine(node, operands)
 
+    def inherited_flag(self, test: cst.BaseExpression) -> bool:
+        """``self.use_cuda`` read in a method of a class whose base this file does not
+        show, and never set here: the base may compute it from availability (ParlAI's
+        agents), so it is no user option, and code under it is not unguarded."""
+        ctx = self.core.ctx
+        if type(test) is not cst.Attribute or ctx.function is None or not ctx.class_name:
+            return False
+        assert isinstance(test, cst.Attribute)
+        params = ctx.function.params.params
+        return (
+            ctx.class_name in self.core.definitions.unseen_bases
+            and type(test.value) is cst.Name
+            and bool(params)
+            and params[0].name.value == cast(cst.Name, test.value).value
+            and self.core.lookup(dotted_name(test) or "") is None
+        )
+
     def if_expression(self, node: cst.IfExp) -> Value:
         test = self.expr(node.test)
         ctx = self.core.ctx
@@ -372,7 +389,9 @@ class Expressions:
         sides = []
         for polarity, part in ((+1, node.body), (-1, node.orelse)):
             with self.core.scope(
-                guarded=ctx.guarded or guards.may_guard_cuda(test, polarity),
+                guarded=ctx.guarded
+                or guards.may_guard_cuda(test, polarity)
+                or (polarity > 0 and self.inherited_flag(node.test)),
                 backends_tested=ctx.backends_tested if polarity > 0 else backends,
                 branches=(*ctx.branches, Branch(node, part)),
             ):

@@ -21,7 +21,9 @@ A flag computed only from user options (``args.cuda``, never combined with an av
 test) is not a GUARD value: it is a user choice, and code under it is unguarded. A flag
 that is a parameter no call in the file shows (``def __init__(self, cuda=False)``) is
 neither: the caller may compute it from availability, so code under it is not reported
-as unguarded (``may_guard_cuda``), and no rule treats it as an availability test.
+as unguarded (``may_guard_cuda``), and no rule treats it as an availability test. So is
+an attribute of ``self`` that a class deriving from another module's class reads and never
+sets (``Expressions.inherited_flag``): its base may compute it from availability.
 
 *Exits* (``always_exits``): an early ``return``/``raise``/``continue``/``break``/exit call
 on the negated test guards the rest of the block; ``assert`` on the test guards it too.

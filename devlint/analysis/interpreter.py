@@ -296,12 +296,14 @@ class Interpreter:
 
     def store(self, key: str, value: Value, target: cst.BaseExpression | None = None) -> None:
         """Bind a dotted key, forgetting what was known about its attributes."""
-        if "." in key:
-            self.note_read(value)  # ``args.device = torch.device("cuda")``: handed on
+        method_key = self.method_key(key)
+        if "." in key and method_key is None:
+            # ``args.device = torch.device("cuda")``: handed on. The instance's own
+            # ``self.device`` is in use where a method reads it, as a name is.
+            self.note_read(value)
         self.env[key] = value
         self.remember(key)
         self.forget_attributes_of(key)
-        method_key = self.method_key(key)
         if method_key is not None and target is not None:
             self.rec.attribute_stores.append(AttributeStore(*method_key, value, target))
         if "." in key and value.kind is Kind.GUARD:

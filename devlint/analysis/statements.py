@@ -443,7 +443,9 @@ class Statements:
         flag = guards.flag_test(node.test)
         conditional, inner_conditional = self.branch_conditions(node)
         with self.core.scope(
-            guarded=ctx.guarded or guards.may_guard_cuda(test, +1),
+            guarded=ctx.guarded
+            or guards.may_guard_cuda(test, +1)
+            or self.core.expressions.inherited_flag(node.test),
             conditional=conditional[0],
             inner_conditional=inner_conditional[0],
             branches=(*ctx.branches, Branch(node, node.body)),

@@ -30,8 +30,9 @@ CPU_DEVICE_INDEX = -1
 # Attributes that are non-empty only where CUDA is available (``len(...) > 0`` tests it).
 CUDA_AVAILABILITY_ATTRIBUTES = frozenset({"torch.cuda.default_generators"})
 
-# torch.cuda functions that raise where CUDA is absent (checked on a CPU-only build);
-# memory_allocated, empty_cache, manual_seed(_all) and friends are no-ops there, and so is
+# torch.cuda functions that raise where CUDA is absent (checked on a CPU-only build by
+# tests/rules/test_dev011_unguarded_cuda_call.py); memory_allocated, empty_cache,
+# manual_seed(_all), set_rng_state (queued until CUDA starts) are no-ops there, and so is
 # ``torch.cuda.stream(s)``: with ``None`` it does nothing, and any real stream was made by
 # a call in this list.
 CUDA_ONLY_CALLS = frozenset(
@@ -40,11 +41,11 @@ CUDA_ONLY_CALLS = frozenset(
         "synchronize", "get_device_name", "get_device_properties", "get_device_capability",
         "current_device", "set_device", "mem_get_info", "current_stream", "default_stream",
         "reset_peak_memory_stats", "memory_summary", "ipc_collect", "get_rng_state",
-        "set_rng_state", "initial_seed", "Stream", "Event", "device",
+        "initial_seed", "Stream", "Event", "device",
         "reset_max_memory_allocated", "reset_max_memory_cached", "can_device_access_peer",
         "set_per_process_memory_fraction", "caching_allocator_alloc", "init",
         "current_blas_handle", "get_sync_debug_mode", "CUDAGraph", "graph",
-        "reset_accumulated_memory_stats",
+        "graph_pool_handle", "cudart", "reset_accumulated_memory_stats",
         "nvtx.range_push", "nvtx.range_pop", "nvtx.range", "nvtx.mark",
         # The legacy constructors (``torch.cuda.LongTensor(sizes)``): "type
         # torch.cuda.LongTensor not available. Torch not compiled with CUDA enabled."

@@ -70,3 +70,42 @@ def test_a_conditional_expression_move_makes_the_fix_unsafe() -> None:
         "model = model.cuda() if torch.cuda.is_available() else model\n",
     )
     assert fixes(source) == [("unsafe", "Use `.to(device)`")]
+
+
+INHERITED = """
+import torch
+from agents.core import TorchAgent{extra}
+
+
+class RankerAgent({base}):
+    def step(self, batch):
+        if self.use_cuda:
+            batch = batch.cuda()
+        return batch
+"""
+
+
+def reported_rows(source: str) -> list[int]:
+    return [d.start.row for d in check_text(source, "example.py", OPTIONS)]
+
+
+def test_a_flag_of_a_base_class_from_another_module_is_not_a_user_option() -> None:
+    """``self.use_cuda`` that the agent never sets is its base class's: ParlAI's
+    ``TorchAgent`` sets it from ``torch.cuda.is_available()`` (eval/blind27)."""
+    assert reported_rows(INHERITED.format(extra="", base="TorchAgent")) == []
+    local = "\n\nclass Base(TorchAgent):\n    pass"
+    assert reported_rows(INHERITED.format(extra=local, base="Base")) == []
+
+
+def test_a_flag_no_base_can_hold_stays_unguarded() -> None:
+    """A class of torch's or this file's only, that reads a flag it set from a user
+    option: the code under it is still unguarded."""
+    user_option = (
+        "\n\nclass Base(torch.nn.Module):\n"
+        "    def __init__(self, args):\n"
+        "        super().__init__()\n"
+        "        self.use_cuda = args.cuda"
+    )
+    source = INHERITED.format(extra=user_option, base="Base")
+    row = source.splitlines().index("            batch = batch.cuda()") + 1
+    assert reported_rows(source) == [row]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from devlint.analysis import torch_api
 from devlint.engine import CheckOptions, check_text
 from devlint.fixing import fix_text
 from devlint.torch_target import TorchVersion
@@ -127,3 +128,38 @@ def test_the_fixed_program_runs_without_cuda(target: TorchVersion, tmp_path: Pat
 def test_a_statement_alone_on_its_line_goes_in_an_if_block(line: str, fixed: str) -> None:
     source = "import torch\nx = 0\n" + line
     assert fix_text(source, "x.py", _options((2, 0))).text == "import torch\nx = 0\n" + fixed
+
+
+# Arguments for the entries of ``torch_api.CUDA_ONLY_CALLS`` that need them.
+_ARGUMENTS = {
+    "set_device": "(0)",
+    "device": "(0)",
+    "can_device_access_peer": "(0, 1)",
+    "set_per_process_memory_fraction": "(0.5)",
+    "caching_allocator_alloc": "(8)",
+    "nvtx.range_push": "('step')",
+    "nvtx.range": "('step')",
+    "nvtx.mark": "('step')",
+    "graph": "(None)",
+}
+_CONTEXT_MANAGERS = {"device", "graph", "nvtx.range"}
+
+
+@pytest.mark.parametrize("callee", sorted(torch_api.CUDA_ONLY_CALLS))
+def test_every_cuda_only_call_raises_without_cuda(callee: str) -> None:
+    """The table DEV011 reports from holds only calls that really raise on a torch without
+    CUDA (a CPU-only build, as on a Mac): ``set_rng_state`` is queued, not raised."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    name = callee.removeprefix("torch.cuda.")
+    call = f"{callee}{_ARGUMENTS.get(name, '(2)' if name.endswith('Tensor') else '()')}"
+    # Not a TypeError (wrong arguments), but for the legacy types: "type
+    # torch.cuda.LongTensor not available"; memory_summary fails on an empty KeyError.
+    legacy = name.endswith("Tensor")
+    raised = (RuntimeError, AssertionError, AttributeError, KeyError)
+    with pytest.raises(TypeError if legacy else raised):
+        value = eval(call, {"torch": torch})  # a call from the table above
+        if name in _CONTEXT_MANAGERS:
+            with value:
+                pass
