@@ -25,7 +25,7 @@ from devlint.analysis.effects import Effects
 from devlint.analysis.expressions import Expressions
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.imports import Imports
-from devlint.analysis.interpreter import Env, Interpreter
+from devlint.analysis.interpreter import Env, Interpreter, PendingBody
 from devlint.analysis.module_classes import ModuleClasses
 from devlint.analysis.project_imports import (
     CallerCall,
@@ -39,6 +39,10 @@ from devlint.analysis.values import CPU, CUDA, Kind, Value, may_be_accelerator
 # Statements of a function run for the flags on what it returns: argument parsers
 # (``get_args()``: one ``add_argument`` per option) are long and cheap to run.
 MAX_FLAGS_FUNCTION_SIZE = 400
+# Rounds of re-running the bodies whose callers' arguments changed after they ran: one per
+# level of a call chain defined in the "wrong" order (``get_batch`` above ``train`` above
+# ``main``, each handed the CUDA-only ``fabric``).
+SEED_ROUNDS = 3
 
 
 def new_interpreter(
@@ -73,22 +77,12 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
     core.statements.block(module.body)
     definitions.note_mps_at_end(0)
     core.module_done = True
+    core.pending = _callers_first(core.pending)
     definitions.run_pending()
-    # A function's body may have run before the calls that say what it receives
-    # (``main()`` calls ``evaluate(model, loader)`` defined above it): once more.
-    for name, item in list(definitions.bodies.items()):
-        if definitions.parameter_seeds(item.node) != definitions.seeded.get(name, {}):
-            core.pending.append(item)
-    # The same for a class whose ``__init__`` ran before the calls that construct it: its
-    # methods once more, from fresh attributes.
-    for class_name, items in definitions.class_bodies.items():
-        init = next((item for item in items if item.node.name.value == "__init__"), None)
-        if init is not None and definitions.constructor_seeds(
-            class_name, init.node
-        ) != definitions.constructor_seeded.get(class_name, {}):
-            definitions.class_attributes.pop(class_name, None)
-            core.pending.extend(items)
-    definitions.run_pending()
+    for _ in range(SEED_ROUNDS):
+        if not _reseed(core):
+            break
+        definitions.run_pending()
     flags = core.guard_attributes.keys() - core.seeded_guards
     missed = {name_guesses.aliased_flag(key, flags) or key for key in core.missed_attributes}
     if missed & flags:
@@ -133,6 +127,44 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
     if facts.resolve_stars is None:  # nothing runs the interpreter again
         core.close()
     return facts
+
+
+def _reseed(core: Interpreter) -> bool:
+    """Queue the bodies that ran before the calls that say what they receive; whether
+    there are any. A function's (``main()`` calls ``evaluate(model, loader)`` defined
+    above it), and a class's whose ``__init__`` ran before the calls that construct it:
+    its methods, from fresh attributes."""
+    definitions = core.definitions
+    for name, item in list(definitions.bodies.items()):
+        if definitions.parameter_seeds(item.node) != definitions.seeded.get(name, {}):
+            core.pending.append(item)
+    for class_name, items in definitions.class_bodies.items():
+        init = next((item for item in items if item.node.name.value == "__init__"), None)
+        if init is not None and definitions.constructor_seeds(
+            class_name, init.node
+        ) != definitions.constructor_seeded.get(class_name, {}):
+            definitions.class_attributes.pop(class_name, None)
+            core.pending.extend(items)
+    return bool(core.pending)
+
+
+def _callers_first(pending: list[PendingBody]) -> list[PendingBody]:
+    """The module's bodies: its functions in their order (``get_args()`` registers the
+    options before ``main`` reads them), then its classes, the last defined first, each
+    class's methods in their own order. A model's ``__init__`` builds the blocks defined
+    above it (``Block(dim, device)``): their calls are seen before the blocks' bodies
+    run, so far fewer bodies run twice."""
+    functions = [item for item in pending if item.context.class_name is None]
+    groups: list[list[PendingBody]] = []
+    for item in pending:
+        name = item.context.class_name
+        if name is None:
+            continue
+        if groups and groups[-1][0].context.class_name == name:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return functions + [item for group in reversed(groups) for item in group]
 
 
 def again(core: Interpreter, guard_attributes: Env) -> Interpreter:

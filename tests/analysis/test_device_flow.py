@@ -691,3 +691,47 @@ def test_a_projects_own_package_named_like_a_cuda_only_one_is_its_code(tmp_path:
         facts = analyze(module, origin=origin)
         (call,) = [c for c in facts.calls if c.callee == "torch.cuda.synchronize"]
         assert call.site.cuda_required is required, origin
+
+
+def test_a_class_built_by_a_class_below_it_runs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Classes run the last defined first: the model's ``__init__`` builds the block
+    defined above it, so the block's methods run once, with the arguments it gets."""
+    from devlint.analysis.definitions import Definitions
+
+    ran: list[str] = []
+    original = Definitions.function_body
+
+    def counted(self: Definitions, item: object) -> None:
+        ran.append(f"{item.context.class_name}.{item.node.name.value}")  # type: ignore[attr-defined]
+        original(self, item)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Definitions, "function_body", counted)
+    source = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self, dim, device):
+                super().__init__()
+                self.scale = torch.ones(dim, device=device)
+
+            def forward(self, x):
+                return x * self.scale
+
+        class Model(nn.Module):
+            def __init__(self, device):
+                super().__init__()
+                self.block = Block(4, device)
+
+            def forward(self, x):
+                return self.block(x)
+
+        def main():
+            model = Model(torch.device("cpu"))
+        """
+    )
+    analyze(cst.parse_module(source))
+    assert sorted(ran) == [
+        "Block.__init__", "Block.forward", "Model.__init__", "Model.forward", "None.main"
+    ]  # fmt: skip
