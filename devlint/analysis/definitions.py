@@ -54,6 +54,14 @@ def _seeded(value: Value) -> bool:
     return value.kind in _SEEDED_KINDS and bool(value.where)
 
 
+def _joined(values: list[Value]) -> Value:
+    """What a parameter holds over every call: the join of what each passes."""
+    joined = values[0]
+    for value in values[1:]:
+        joined = join(joined, value)
+    return joined
+
+
 def _unseen_base(value: Value, unseen: set[str]) -> bool:
     """A base class whose attributes this file cannot see: one imported from a module
     other than torch's and the standard library's, or a class of this file that has one."""
@@ -403,9 +411,7 @@ class Definitions:
                 keys.insert(0, index)
             passed = [next((c.flags[k] for k in keys if k in c.flags), {}) for c in calls]
             for attribute in set.intersection(*(set(given) for given in passed)):
-                joined = passed[0][attribute]
-                for given in passed[1:]:
-                    joined = join(joined, given[attribute])
+                joined = _joined([given[attribute] for given in passed])
                 if joined.kind is Kind.GUARD:
                     flags[f"{param.name.value}.{attribute}"] = joined
         return flags
@@ -427,9 +433,7 @@ class Definitions:
             return {}
         found: dict[str, Value] = {}
         for name, passed in _arguments(init, calls, bound=1).items():
-            joined = passed[0]
-            for value in passed[1:]:
-                joined = join(joined, value)
+            joined = _joined(passed)
             if _seeded(joined):
                 found[name] = _seed(joined)
             elif all(value.kind is not Kind.GUARD and not value.from_caller for value in passed):
@@ -454,9 +458,7 @@ class Definitions:
         ]
         found: dict[str, Value] = {}
         for name, passed in _arguments(node, calls).items():
-            joined = passed[0]
-            for value in passed[1:]:
-                joined = join(joined, value)
+            joined = _joined(passed)
             if _seeded(joined):
                 found[name] = _seed(joined)
         return found
