@@ -254,23 +254,26 @@ def devlint__analysis__facts__Loop(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, _
     _dflt__trains = fields['_trains'].default
     _dflt__bound = fields['_bound'].default
     _dflt__training_tests = fields['_training_tests'].default
+    _dflt__step_gates = fields['_step_gates'].default
     _type_node = fields['node'].type
     _type_over_loader = fields['over_loader'].type
     _type__trains = fields['_trains'].type
     _type__bound = fields['_bound'].type
     _type__training_tests = fields['_training_tests'].type
+    _type__step_gates = fields['_step_gates'].type
     _return_type = None
-    def __init__(self,node:_type_node,over_loader:_type_over_loader=_dflt_over_loader,_trains:_type__trains=_dflt__trains,_bound:_type__bound=_dflt__bound,_training_tests:_type__training_tests=_dflt__training_tests)->_return_type:
+    def __init__(self,node:_type_node,over_loader:_type_over_loader=_dflt_over_loader,_trains:_type__trains=_dflt__trains,_bound:_type__bound=_dflt__bound,_training_tests:_type__training_tests=_dflt__training_tests,_step_gates:_type__step_gates=_dflt__step_gates)->_return_type:
         self.node=node
         self.over_loader=over_loader
         self._trains=_trains
         self._bound=_bound
         self._training_tests=_training_tests
+        self._step_gates=_step_gates
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(node={self.node!r}, over_loader={self.over_loader!r}, _trains={self._trains!r}, _bound={self._bound!r}, _training_tests={self._training_tests!r})"
+        return self.__class__.__qualname__ + f"(node={self.node!r}, over_loader={self.over_loader!r}, _trains={self._trains!r}, _bound={self._bound!r}, _training_tests={self._training_tests!r}, _step_gates={self._step_gates!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.node,self.over_loader,self._trains,self._bound,self._training_tests,)==(other.node,other.over_loader,other._trains,other._bound,other._training_tests,)
+            return (self.node,self.over_loader,self._trains,self._bound,self._training_tests,self._step_gates,)==(other.node,other.over_loader,other._trains,other._bound,other._training_tests,other._step_gates,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -2227,7 +2230,7 @@ METHODS = {
         devlint__analysis__facts__FileFacts,
     ),
     'devlint.analysis.facts.Loop': (
-        (False, False, True, False, (), (('node', 'cst.For | cst.While', False), ('over_loader', 'bool', True), ('_trains', 'bool | None', True), ('_bound', 'frozenset[str] | None', True), ('_training_tests', 'frozenset[str] | None', True))),
+        (False, False, True, False, (), (('node', 'cst.For | cst.While', False), ('over_loader', 'bool', True), ('_trains', 'bool | None', True), ('_bound', 'frozenset[str] | None', True), ('_training_tests', 'frozenset[str] | None', True), ('_step_gates', 'frozenset[str] | None', True))),
         devlint__analysis__facts__Loop,
     ),
     'devlint.analysis.facts.Mix': (

@@ -50,6 +50,7 @@ class Loop:
     _trains: bool | None = None
     _bound: frozenset[str] | None = None
     _training_tests: frozenset[str] | None = None  # tests of the ``if``s its steps are in
+    _step_gates: frozenset[str] | None = None  # those that step without ``backward()``
 
     @property
     def trains(self) -> bool:
@@ -72,15 +73,25 @@ class Loop:
         not bind, attributes, constant subscripts, ``not``, ``and``/``or`` and
         comparisons; a counter test (``if step % 100 == 0:``) or a call varies (periodic
         logging). And where the loop trains only under that test (a loop shared by
-        training and validation), its ``else`` is the validation pass.
+        training and validation), its ``else`` is the validation pass. The body of an
+        ``if`` that steps the optimizer after a ``backward()`` outside it (gradient
+        accumulation) runs on every training step, whatever its test.
         """
-        if not _fixed(test, frozenset()):
+        fixed = _fixed(test, frozenset())
+        if not fixed and not taken:
             return False  # not made of settings at all: no need to scan the loop
-        if self._bound is None or self._training_tests is None:
+        if self._bound is None or self._training_tests is None or self._step_gates is None:
             scan = _LoopScan()
             scan.statement(self.node)
             self._bound, self._training_tests = frozenset(scan.bound), frozenset(scan.tests)
-        if not _fixed(test, self._bound):
+            self._step_gates = frozenset(scan.step_gates)
+        if taken and source_of(test) in self._step_gates:
+            # The gate of gradient accumulation (``if (i + 1) % accumulate == 0:
+            # optimizer.step()``, ``backward()`` outside it): its body runs once per
+            # training step, a counter test or not. A gate that runs its own
+            # ``backward()`` is a second update on some iterations (a GAN's generator).
+            return True
+        if not fixed or not _fixed(test, self._bound):
             return False
         return taken or source_of(test) not in self._training_tests
 
@@ -126,6 +137,9 @@ class _LoopScan:
     def __init__(self) -> None:
         self.bound: set[str] = set()
         self.tests: set[str] = set()
+        # Of those, the ``if``s that step an optimizer without running ``backward()``: the
+        # gate of gradient accumulation, which completes the step of every iteration.
+        self.step_gates: set[str] = set()
 
     def statement(self, node: cst.CSTNode) -> bool:
         """Scan a statement (or block); whether it steps, outside nested loops."""
@@ -143,6 +157,8 @@ class _LoopScan:
             orelse = node.orelse is not None and self.statement(node.orelse)
             if body and not orelse:
                 self.tests.add(source_of(node.test))
+                if not _runs_backward(node.body):
+                    self.step_gates.add(source_of(node.test))
             return body or orelse
         if kind is cst.For or kind is cst.While:
             if kind is cst.For:
@@ -194,6 +210,26 @@ class _LoopScan:
 
 
 _HANDLERS = (cst.ExceptHandler, cst.ExceptStarHandler)
+
+
+def _runs_backward(node: cst.CSTNode) -> bool:
+    """Whether a block runs ``x.backward()`` as a statement, outside nested loops."""
+    kind = type(node)
+    if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+        return any(
+            type(small) is cst.Expr
+            and type(call := small.value) is cst.Call
+            and type(call.func) is cst.Attribute
+            and call.func.attr.value == "backward"
+            for small in node.body  # type: ignore[attr-defined]
+        )
+    if kind is cst.IndentedBlock:
+        return any(_runs_backward(line) for line in node.body)  # type: ignore[attr-defined]
+    if kind is cst.If or kind is cst.With:
+        return _runs_backward(node.body) or (  # type: ignore[attr-defined]
+            kind is cst.If and node.orelse is not None and _runs_backward(node.orelse.body)  # type: ignore[attr-defined]
+        )
+    return False
 
 
 class _TrainingStep(cst.CSTVisitor):

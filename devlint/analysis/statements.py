@@ -264,7 +264,13 @@ class Statements:
                 self.core.expressions.expr(small.value),
             )
             operands = [(small.target, current), (small.value, value)]
-            self.core.bind(small.target, self.core.expressions.combine(small, operands))
+            result = self.core.expressions.combine(small, operands)
+            if current.kind is Kind.TENSOR:
+                # ``count += mask.sum()`` works in place: the tensor keeps its device and
+                # its shape (a 0-dim CPU count still mixes with any device).
+                base = result if result.kind is Kind.TENSOR else current
+                result = replace(base, where=current.where, scalar=current.scalar)
+            self.core.bind(small.target, result)
         elif kind is cst.Return:
             assert isinstance(small, cst.Return)
             self.return_statement(small)
@@ -301,8 +307,14 @@ class Statements:
         value = self.core.expressions.expr(small.value)
         if any(default is small.value for default in value.cuda_defaults):
             self.core.rec.definition_literals.add(id(small.value))  # ``device = "cuda"``
-        if value.scalar and value.origins == (small.value,) and len(small.targets) == 1:
-            # ``rewards = torch.tensor(r)``: the name it gets says it holds several.
+        if (
+            value.scalar
+            and value.origins == (small.value,)
+            and len(small.targets) == 1
+            and not _from_literal_number(small.value)
+        ):
+            # ``rewards = torch.tensor(r)``: the name it gets says it holds several
+            # (``tokens = torch.tensor(0)`` is 0-dim whatever its name).
             name = dotted_name(small.targets[0].target) or ""
             value = replace(value, scalar=not name_guesses.names_a_sequence(name))
         for target in small.targets:
@@ -712,3 +724,12 @@ _COMPOUND_HANDLERS: dict[type, Callable[[Statements, Any], None]] = {
     cst.TryStar: Statements.try_statement,
     cst.Match: Statements.match_statement,
 }
+
+
+def _from_literal_number(value: cst.BaseExpression) -> bool:
+    """``torch.tensor(0, dtype=...)``: a factory call whose data is a number literal."""
+    if type(value) is not cst.Call:
+        return False
+    assert isinstance(value, cst.Call)
+    data = value.args[0].value if value.args and value.args[0].keyword is None else None
+    return type(data) in (cst.Integer, cst.Float)
