@@ -17,6 +17,7 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, requirements, torch_api
+from devlint.analysis.facts import steps
 from devlint.analysis.interpreter import Context, Env, Interpreter, PendingBody
 from devlint.analysis.syntax import dotted_name, parameters
 from devlint.analysis.values import (
@@ -131,6 +132,7 @@ class Definitions:
         self.imported_returns: dict[str, Value] = {}
         self.imported_items: dict[str, Placement] = {}
         self.function_defs: dict[str, cst.FunctionDef] = {}  # module-level functions
+        self._steps: dict[str, bool] = {}  # ``steps``, by function name
         # The arguments of each call of this file's classes (``VAE(use_cuda=args.cuda)``),
         # the method bodies of each class, and the parameters each ``__init__`` ran with.
         self.constructor_args: dict[str, list[tuple[tuple[Value, ...], dict[str, Value]]]] = {}
@@ -249,6 +251,17 @@ class Definitions:
                 inherited = {**self.dataset_classes[value.qualname], **(inherited or {})}
         self.module_bases[node.name.value] = tuple(local_bases)
         return is_module, inherited
+
+    def steps(self, name: str) -> bool:
+        """Whether this file's module-level function ``name`` steps an optimizer or runs
+        ``backward()`` in its own body (``facts.steps``), once per function."""
+        node = self.function_defs.get(name)
+        if node is None:
+            return False
+        found = self._steps.get(name)
+        if found is None:
+            found = self._steps[name] = steps(node)
+        return found
 
     def run_pending(self) -> None:
         while self.core.pending:

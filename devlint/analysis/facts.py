@@ -47,6 +47,9 @@ class Loop:
 
     node: cst.For | cst.While
     over_loader: bool = False
+    # Whether a function of this file, by name, steps an optimizer or runs ``backward()``
+    # itself (``backwards(loss, optimizer)``): calling one in the body is a training step.
+    stepping: Callable[[str], bool] | None = None
     _trains: bool | None = None
     _bound: frozenset[str] | None = None
     _training_tests: frozenset[str] | None = None  # tests of the ``if``s its steps are in
@@ -59,7 +62,7 @@ class Loop:
         steps (``for _ in range(n_critic)``); any other loop only by its own steps: an epoch
         loop around a training loop runs its own statements once per epoch."""
         if self._trains is None:
-            finder = _TrainingStep(nested=self.over_loader)
+            finder = _TrainingStep(nested=self.over_loader, stepping=self.stepping)
             self.node.body.visit(finder)
             self._trains = finder.found
         return self._trains
@@ -232,21 +235,34 @@ def _runs_backward(node: cst.CSTNode) -> bool:
     return False
 
 
+def steps(function: cst.FunctionDef) -> bool:
+    """Whether a function's own body (not its nested loops) steps an optimizer or runs
+    ``backward()``: ``def backwards(loss, optimizer): loss.backward(); optimizer.step()``."""
+    finder = _TrainingStep(nested=False)
+    function.body.visit(finder)
+    return finder.found
+
+
 class _TrainingStep(cst.CSTVisitor):
-    """Finds ``loss.backward()``, ``optimizer.step()``, ``scaler.scale(loss).backward()``.
+    """Finds ``loss.backward()``, ``optimizer.step()``, ``scaler.scale(loss).backward()``,
+    and calls of this file's functions that do.
 
     An optimizer's (and a scheduler's) ``step()`` takes no argument; an environment's
     ``env.step(action)`` is a rollout's, not a training step.
     """
 
-    def __init__(self, nested: bool) -> None:
+    def __init__(self, nested: bool, stepping: Callable[[str], bool] | None = None) -> None:
         self.found = False
         self.nested = nested  # look into nested loops
+        self.stepping = stepping  # whether one of this file's functions steps
 
     def visit_Call(self, node: cst.Call) -> bool:
-        method = node.func.attr.value if type(node.func) is cst.Attribute else None
+        func = node.func
+        method = func.attr.value if type(func) is cst.Attribute else None
         if method == "backward" or (method == "step" and not node.args):
             self.found = True
+        elif not self.found and self.stepping is not None and type(func) is cst.Name:
+            self.found = self.stepping(func.value)
         return not self.found
 
     def visit_For(self, node: cst.For) -> bool:

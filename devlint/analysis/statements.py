@@ -658,7 +658,8 @@ class Statements:
         key = (id(node), over_loader)
         loop = self.loops.get(key)
         if loop is None:
-            loop = self.loops[key] = Loop(node, over_loader=over_loader)
+            stepping = self.core.definitions.steps
+            loop = self.loops[key] = Loop(node, over_loader=over_loader, stepping=stepping)
         return loop
 
     def while_statement(self, node: cst.While) -> None:
