@@ -12,12 +12,15 @@ class HostSyncInLoop(Rule):
     ## What it does
     Checks for `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on values that may be on an
     accelerator, run on every iteration of a training loop: a loop (over a data loader,
-    a `range`, or `while True`) whose body steps an optimizer or calls `backward()`. Off by default: select `DEV012`
-    to enable it. Calls under an `if` whose test changes from one iteration to the next
-    (periodic logging: `if step % 100 == 0:`), in the validation branch of a loop shared
-    with training (`else` of `if is_train:`), and in evaluation or sampling loops are not
-    reported; an `if` on a setting fixed before the loop (`if config["tensorboard"]:`)
-    runs on every iteration.
+    a `range`, or `while True`) whose body steps an optimizer or calls `backward()`,
+    itself or through a function of the file (`update(loss)`). Off by default: select
+    `DEV012` to enable it. Calls under an `if` whose test changes from one iteration to
+    the next (periodic logging: `if step % 100 == 0:`), in the validation branch of a loop
+    shared with training (`else` of `if is_train:`), and in evaluation or sampling loops
+    are not reported; an `if` on a setting fixed before the loop
+    (`if config["tensorboard"]:`) runs on every iteration, and so does the gradient
+    accumulation gate that steps the optimizer (`if (i + 1) % accumulate == 0:`) after a
+    `backward()` outside it: it is the training step.
 
     ## Why is this bad?
     Each call waits for the GPU to finish all queued work and copies the value to the
