@@ -228,9 +228,12 @@ def _runs_backward(node: cst.CSTNode) -> bool:
         )
     if kind is cst.IndentedBlock:
         return any(_runs_backward(line) for line in node.body)  # type: ignore[attr-defined]
-    if kind is cst.If or kind is cst.With:
-        return _runs_backward(node.body) or (  # type: ignore[attr-defined]
-            kind is cst.If and node.orelse is not None and _runs_backward(node.orelse.body)  # type: ignore[attr-defined]
+    if kind is cst.With or kind is cst.Else:
+        return _runs_backward(node.body)  # type: ignore[attr-defined]
+    if kind is cst.If:  # its ``elif``s and ``else`` too
+        assert isinstance(node, cst.If)
+        return _runs_backward(node.body) or (
+            node.orelse is not None and _runs_backward(node.orelse)
         )
     return False
 
