@@ -1,11 +1,12 @@
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from typing import cast
 
 import libcst as cst
 
 from devlint.analysis.facts import CPU_DEVICE_INDEX, Conditional, FileFacts, mps_note
 from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value, may_be_placed
-from devlint.codemod import mps_variant, statement_lines
+from devlint.codemod import mps_variant, only_moves_to_cuda, statement_lines
 from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
@@ -29,8 +30,10 @@ class CudaWithoutMpsFallback(Rule):
     no fix, since there is no MPS tensor type: choose a device and create tensors on it.
     So are device indices chosen for libraries that take them (`device = 0 if
     torch.cuda.is_available() else -1` for `transformers.pipeline` or torchtext, where -1
-    is the CPU) and an `if`/`else` that moves a model to CUDA or back to the CPU
-    (`model.cuda()` / `model.cpu()`); neither has a fix.
+    is the CPU), an `if`/`else` that moves a model to CUDA or back to the CPU
+    (`model.cuda()` / `model.cpu()`), and an `if`/`else` whose `else` is its body
+    without the `.cuda()` calls, the same computation on the CPU (`w =
+    torch.ones(n).cuda() * a` / `w = torch.ones(n) * a`); none of these has a fix.
 
     A choice made by the user's own option alone (`"cuda" if args.cuda else "cpu"`, no
     availability test) tries nothing and falls back from nothing: it is the user's; its
@@ -197,7 +200,15 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
         return when_true, when_false
     body = _chosen(facts, node.body.body)
     if isinstance(node.orelse, cst.Else):
-        return body, _chosen(facts, node.orelse.body.body)
+        orelse = _chosen(facts, node.orelse.body.body)
+        if (
+            body in (None, CUDA)
+            and orelse is None
+            and _moved_or_left(node)
+            and not only_moves_to_cuda(node, facts)  # method one, DEV016's
+        ):
+            return CUDA, CPU
+        return body, orelse
     following = conditional.next_statement
     if node.orelse is None and following is not None and _returns(node.body.body):
         return body, _chosen(facts, [following])
@@ -226,6 +237,46 @@ def _assigned(statement: cst.CSTNode) -> str | None:
     if isinstance(small, cst.AnnAssign) and small.value is not None:
         return source_of(small.target)
     return None
+
+
+def _moved_or_left(node: cst.If) -> bool:
+    """The ``else`` is the body without its ``.cuda()`` calls: the same computation, on
+    CUDA when it is available and on the CPU otherwise (``w = torch.ones(n).cuda() * a``
+    / ``w = torch.ones(n) * a``; ``out = net(x.cuda())`` / ``out = net(x)``)."""
+    assert isinstance(node.orelse, cst.Else)
+    stripped = _WithoutCuda()
+    body = [_bare(cast(cst.CSTNode, statement.visit(stripped))) for statement in node.body.body]
+    orelse = [_bare(statement) for statement in node.orelse.body.body]
+    return (
+        stripped.found
+        and len(body) == len(orelse)
+        and all(a.deep_equals(b) for a, b in zip(body, orelse, strict=True))
+    )
+
+
+class _WithoutCuda(cst.CSTTransformer):
+    """``x.cuda()``, ``x.cuda(0)`` -> ``x``."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+            self.found = True
+            return func.value
+        return updated
+
+
+def _bare(statement: cst.CSTNode) -> cst.CSTNode:
+    """A statement without the comments and blank lines around it."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return statement.with_changes(
+            leading_lines=(), trailing_whitespace=cst.TrailingWhitespace()
+        )
+    if isinstance(statement, cst.BaseCompoundStatement):
+        return statement.with_changes(leading_lines=())
+    return statement
 
 
 def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:

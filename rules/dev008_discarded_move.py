@@ -17,7 +17,9 @@ class DiscardedMove(Rule):
     that the moved copy is thrown away. Only calls that change placement are moves: a
     discarded dtype cast (`x.to(torch.float32)`, `x.to(dtype=...)`, `x.to(x.dtype)`,
     `x.to(memory_format=...)`) is not a device bug and is not reported; `x.to(other)`
-    with another tensor moves to its device and is.
+    with another tensor moves to its device and is. Neither is a tensor made in the
+    statement itself (`torch.zeros(1).to(device)`, a warm-up of the device): no name
+    holds the copy left behind.
 
     ## Why is this bad?
     For an `nn.Module`, `.to()` moves the parameters in place; for a tensor it returns a
@@ -62,6 +64,8 @@ class DiscardedMove(Rule):
                 continue
             if call.casts_only:
                 continue
+            if _made_on_the_spot(call.node, facts):
+                continue  # ``torch.zeros(1).to(device)``: a warm-up, no name left behind
             if receiver.kind is Kind.TENSOR and not receiver.whole_batch:
                 yield Finding(
                     call.node,
@@ -71,10 +75,26 @@ class DiscardedMove(Rule):
                 )
 
 
+def _made_on_the_spot(call: cst.Call, facts: FileFacts) -> bool:
+    """The moved tensor is made in the statement itself (``torch.zeros(1).to(device)``,
+    ``torch.ones(2).float().cuda()``): no name, attribute or item holds the tensor that
+    stays behind, so nothing was meant to move. ``x.float().cuda()`` leaves ``x``."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        if facts.value_of(receiver.func.value).kind is Kind.IMPORTED:
+            return True  # ``torch.zeros(1)``: a function of a module, not a method
+        receiver = receiver.func.value
+    return isinstance(receiver, cst.Call)
+
+
 def _fix(call: cst.Call) -> FixPlan | None:
-    """``x.to(device)`` -> ``x = x.to(device)``, when ``x`` is a name or an attribute."""
+    """``x.to(device)`` -> ``x = x.to(device)``, when the tensor left behind is a name or an
+    attribute (``x.float().cuda()`` -> ``x = x.float().cuda()``)."""
     func = call.func
-    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name | cst.Attribute):
+    base = func.value if isinstance(func, cst.Attribute) else None
+    while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute):
+        base = base.func.value
+    if not isinstance(base, cst.Name | cst.Attribute):
         return None
-    target = literal_text(source_of(func.value))
+    target = literal_text(source_of(base))
     return FixPlan(f"Assign the result to `{target}`", (Replace(call, f"{target} = ", "before"),))

@@ -65,7 +65,7 @@ def test_magics_at_statement_starts_are_skipped_anywhere_in_a_cell() -> None:
 
 def test_time_magics_run_python_and_it_is_checked_at_its_own_columns() -> None:
     data = notebook(
-        "import torch\n%time a = torch.zeros(3).cuda()\n%timeit -n 3 torch.ones(2).cuda()",
+        "import torch\n%time a = torch.zeros(3).cuda()\n%timeit -n 3 a.cuda()",
         "%%time\nb = torch.zeros(3).cuda()",
         "%%bash\necho $x.cuda()",
     )

@@ -348,7 +348,7 @@ class Calls:
     def tensor_method(
         self, node: cst.Call, receiver: Value, method: str, args: list[Value]
     ) -> Value:
-        if method in torch_api.NON_TENSOR_METHODS:
+        if method in torch_api.NON_TENSOR_METHODS or method in torch_api.MODULE_ONLY_METHODS:
             return UNKNOWN
         if method in torch_api.DTYPE_METHODS:
             float64 = "explicit" if torch_api.DTYPE_METHODS[method] else ""
@@ -670,7 +670,9 @@ def _code_size(body: cst.IndentedBlock) -> int:
 def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value:
     """``g_ema.style(z)`` of a moved module whose class is not in this file: like calling
     it, a result on the device of the tensors it is given (unknown without any)."""
-    return UNKNOWN if method in torch_api.MODULE_SELF_METHODS else _on_devices_of(args)
+    if method in torch_api.MODULE_SELF_METHODS or method in torch_api.MODULE_ONLY_METHODS:
+        return UNKNOWN  # ``model.load_state_dict(cpu_state)`` computes nothing on them
+    return _on_devices_of(args)
 
 
 def _on_devices_of(args: list[Value]) -> Value:

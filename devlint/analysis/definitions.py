@@ -254,13 +254,17 @@ class Definitions:
 
     def steps(self, name: str) -> bool:
         """Whether this file's module-level function ``name`` steps an optimizer or runs
-        ``backward()`` in its own body (``facts.steps``), once per function."""
-        node = self.function_defs.get(name)
-        if node is None:
-            return False
+        ``backward()`` in its own body (``facts.steps``), once per function. For
+        ``self.name``: a method of that name in one of this file's classes (a base's loop
+        calling the hook a subclass overrides: ``self.batch_update(x, y)``)."""
         found = self._steps.get(name)
         if found is None:
-            found = self._steps[name] = steps(node)
+            if name.startswith("self."):
+                method = name[len("self.") :]
+                nodes = [m[method] for m in self.class_methods.values() if method in m]
+            else:
+                nodes = [self.function_defs[name]] if name in self.function_defs else []
+            found = self._steps[name] = any(steps(node) for node in nodes)
         return found
 
     def run_pending(self) -> None:

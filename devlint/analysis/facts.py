@@ -88,7 +88,7 @@ class Loop:
             scan.statement(self.node)
             self._bound, self._training_tests = frozenset(scan.bound), frozenset(scan.tests)
             self._step_gates = frozenset(scan.step_gates)
-        if taken and source_of(test) in self._step_gates:
+        if taken and self._step_gates and source_of(test) in self._step_gates:
             # The gate of gradient accumulation (``if (i + 1) % accumulate == 0:
             # optimizer.step()``, ``backward()`` outside it): its body runs once per
             # training step, a counter test or not. A gate that runs its own
@@ -96,7 +96,7 @@ class Loop:
             return True
         if not fixed or not _fixed(test, self._bound):
             return False
-        return taken or source_of(test) not in self._training_tests
+        return taken or not self._training_tests or source_of(test) not in self._training_tests
 
 
 def _fixed(expr: cst.BaseExpression, bound: frozenset[str]) -> bool:
@@ -264,8 +264,13 @@ class _TrainingStep(cst.CSTVisitor):
         method = func.attr.value if type(func) is cst.Attribute else None
         if method == "backward" or (method == "step" and not node.args):
             self.found = True
-        elif not self.found and self.stepping is not None and type(func) is cst.Name:
-            self.found = self.stepping(func.value)
+        elif not self.found and self.stepping is not None:
+            if type(func) is cst.Name:
+                self.found = self.stepping(func.value)
+            elif method is not None and isinstance(func, cst.Attribute):
+                receiver = func.value
+                if isinstance(receiver, cst.Name) and receiver.value == "self":
+                    self.found = self.stepping(f"self.{method}")
         return not self.found
 
     def visit_For(self, node: cst.For) -> bool:

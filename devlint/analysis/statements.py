@@ -468,6 +468,8 @@ class Statements:
             self.refine_to_tensor(node.test)
             self.drop_checked_default(node.test)
             followed = self.follow_flag(flag, +1)
+            narrowed = node.orelse is None and test.kind is Kind.GUARD
+            refined = dict(self.core.env) if narrowed else {}
             body_exits = self.suite(node.body)
         body_env, body_required = self.core.env, self.core.cuda_required
         self.core.env = dict(before)
@@ -506,8 +508,11 @@ class Statements:
             and not body_exits
         ):
             # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case (not
-            # so for ``if not torch.cuda.is_available(): device = "cpu"``).
-            moved_to_cpu = {k: v for k, v in body_env.items() if is_cpu(v.where)}
+            # so for ``if not torch.cuda.is_available(): device = "cpu"``). Only what the
+            # body moved, not what its test narrowed (``if device == "cpu":`` leaves it).
+            moved_to_cpu = {
+                k: v for k, v in body_env.items() if is_cpu(v.where) and refined.get(k) is not v
+            }
         overridden: Env = {}
         if node.orelse is None and not body_exits and guards.is_cuda_guard(test, -1):
             # ``if not torch.cuda.is_available(): device = "cpu"``: past the ``if``, what

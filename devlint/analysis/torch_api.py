@@ -413,6 +413,35 @@ NON_TENSOR_METHODS = frozenset(
     }
 )
 
+# ``nn.Module`` methods that ``torch.Tensor`` does not have: a receiver taken for a tensor
+# (an object of unknown kind moved with ``.to(device)``) that calls one is a module, and
+# the call combines nothing (``model.load_state_dict(cpu_state)`` copies into place).
+# (Those without arguments that return the module, ``eval``, ``train``, keep its place.)
+MODULE_ONLY_METHODS = frozenset(
+    {
+        "load_state_dict",
+        "state_dict",
+        "named_parameters",
+        "named_buffers",
+        "named_children",
+        "named_modules",
+        "children",
+        "modules",
+        "zero_grad",
+        "register_buffer",
+        "register_parameter",
+        "register_module",
+        "add_module",
+        "get_submodule",
+        "get_parameter",
+        "get_buffer",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+        "extra_repr",
+    }
+)
+
 # Python builtins whose result is never a tensor, whatever they are given (``len(batch)``
 # is an int: multiplying a CUDA loss by it mixes nothing). ``abs``, ``max``, ``min``,
 # ``sum``, ``round`` and ``pow`` are not here: given tensors, they return tensors.
@@ -569,6 +598,11 @@ _EXACT_EFFECTS: dict[str, Effect] = {
     **dict.fromkeys(LIGHTNING_CLASSES, Effect.LIGHTNING),
     f"{ACCELERATOR_OBJECT}.unwrap_model": Effect.IDENTITY,
     f"{ACCELERATOR_OBJECT}.skip_first_batches": Effect.IDENTITY,  # the prepared loader
+    # collectives across processes: the tensors come back on the device they were on
+    **{
+        f"{ACCELERATOR_OBJECT}.{name}": Effect.IDENTITY
+        for name in ("gather", "gather_for_metrics", "reduce", "pad_across_processes")
+    },
     # the gradients, each where its input is (one device for all, as autograd requires)
     "torch.autograd.grad": Effect.OPERATION,
     "torch.set_default_device": Effect.DEFAULT_DEVICE,

@@ -106,6 +106,36 @@ CASES = {
             x = x.cuda()
         probe(x)  # where: cpu, cuda
     """,
+    "device_test_narrows_its_body_only": """
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        if device == "cpu":
+            probe(device)  # where: cpu
+            torch.set_num_threads(2)
+        probe(device)  # where: cpu, cuda
+        x = torch.zeros(2).to(device)
+        if device != "cpu":
+            x = x.cpu()
+        probe(x)  # where: cpu
+    """,
+    "module_only_method_combines_nothing": """
+        import torch
+        model = load_somehow().to("cuda")
+        state = torch.load("w.pt", map_location="cpu")
+        probe(model.load_state_dict(state))  # where: unknown
+        net = torch.load("net.pt").cuda()
+        probe(net.load_state_dict(state))  # where: unknown
+    """,
+    "accelerate_collectives_keep_the_device": """
+        import torch
+        from accelerate import Accelerator
+        accelerator = Accelerator()
+        model = accelerator.prepare(torch.nn.Linear(2, 2))
+        loss = model(torch.zeros(1, 2, device=accelerator.device)).sum()
+        probe(loss)  # where: cpu, cuda, mps
+        probe(accelerator.gather(loss))  # where: cpu, cuda, mps
+        probe(accelerator.reduce(loss))  # where: cpu, cuda, mps
+    """,
     "moved_model_output": """
         import torch
         from torch import nn
