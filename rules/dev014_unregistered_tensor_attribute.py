@@ -11,9 +11,11 @@ from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_o
 class UnregisteredTensorAttribute(Rule):
     """
     ## What it does
-    Checks for `self.x = torch.tensor(...)` (or another factory) in the `__init__` of an
+    Checks for `self.x = torch.tensor(...)` (or another plain factory: `zeros`,
+    `ones`, `empty`, `full`, `arange`, `randn`, `rand`, `eye`) in the `__init__` of an
     `nn.Module`, neither an `nn.Parameter` nor a registered buffer, when `forward` uses
-    `self.x`.
+    `self.x`; moved there at once (`torch.tensor(...).to(device)`) too: the module's own
+    moves still leave it behind.
 
     ## Why is this bad?
     `model.to(device)` moves parameters and buffers only. The plain attribute stays on
@@ -66,14 +68,19 @@ class UnregisteredTensorAttribute(Rule):
             if store.method != "__init__" or store.class_name not in facts.module_classes:
                 continue
             value = store.value
-            if value.kind is not Kind.TENSOR or not value.origins:
+            if value.kind is not Kind.TENSOR:
+                continue
+            made = facts.named_factory_made(value)
+            moved = not value.origins and facts.moved_factory(value, store)
+            if not (made or moved):
                 continue
             if (store.class_name, "forward", store.attribute) in facts.attribute_loads:
+                behind = "where it was moved" if moved else "on the CPU"
                 yield Finding(
                     store.target,
                     f"`self.{store.attribute}` is not a parameter or buffer; "
-                    "`model.to(device)` leaves it on the CPU",
-                    _fix(store, _init_of(store, facts)),
+                    f"`model.to(device)` leaves it {behind}",
+                    _fix(store, _init_of(store, facts) or _init_of_class(store, facts)),
                 )
 
 
@@ -83,6 +90,16 @@ def _init_of(store: AttributeStore, facts: FileFacts) -> cst.FunctionDef | None:
     for call in facts.calls:
         if id(call.node) in origins and call.site.class_name == store.class_name:
             return call.site.function
+    return None
+
+
+def _init_of_class(store: AttributeStore, facts: FileFacts) -> cst.FunctionDef | None:
+    """The ``__init__`` of the store's class, through a call made in it."""
+    for call in facts.calls:
+        function = call.site.function
+        same_class = call.site.class_name == store.class_name
+        if same_class and function is not None and function.name.value == "__init__":
+            return function
     return None
 
 

@@ -414,6 +414,39 @@ class FileFacts:
             self._calls_by_node = {id(call.node): call for call in self.calls}
         return self._calls_by_node.get(id(node))
 
+    def named_factory_made(self, value: Value) -> bool:
+        """Whether a tensor on the default device comes from one of the named factories
+        (``torch_api.NAMED_FACTORIES``: ``torch.tensor``, ``zeros``...; not ``from_numpy``)."""
+        return any(self._named_factory(origin) for origin in value.origins)
+
+    def moved_factory(self, value: Value, store: AttributeStore) -> bool:
+        """Whether a stored tensor is made by one of the named factories and moved in the
+        method that stores it (``torch.tensor([...]).view(1, 3, 1, 1).to(device)``): the
+        move its chain ends with runs there, with such a call at the root of its
+        receiver's method calls."""
+        move = value.placed[-1].node if value.placed else None
+        record = self.call_of(move) if move is not None else None
+        function = record.site.function if record is not None else None
+        if record is None or record.site.class_name != store.class_name or function is None:
+            return False
+        if function.name.value != store.method:
+            return False
+        func = move.func if isinstance(move, cst.Call) else None
+        receiver = func.value if isinstance(func, cst.Attribute) else None
+        while isinstance(receiver, cst.Call):
+            call = self.call_of(receiver)
+            if call is not None and call.callee is not None:
+                return self._named_factory(receiver)
+            if not isinstance(receiver.func, cst.Attribute):
+                return False
+            receiver = receiver.func.value
+        return False
+
+    def _named_factory(self, node: cst.Call) -> bool:
+        call = self.call_of(node)
+        head, _, name = (call.callee or "").rpartition(".") if call is not None else ("", "", "")
+        return head == "torch" and name in torch_api.NAMED_FACTORIES
+
     def after_cuda_only_call(self, call: CallRecord) -> bool:
         """Whether a call of a function body runs only after an unguarded statement of that
         body that raises without CUDA (``torch.cuda.set_device(rank)``, a

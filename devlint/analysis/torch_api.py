@@ -167,6 +167,14 @@ TENSOR_FACTORIES = frozenset(
 )
 
 
+# The factories DEV013 and DEV014 name: tensors made from nothing but sizes and literals.
+# ``from_numpy``, ``as_tensor`` and the ``*_like`` ones take their data, or their device,
+# from another object.
+NAMED_FACTORIES = frozenset(
+    {"zeros", "ones", "empty", "full", "arange", "randn", "rand", "tensor", "eye"}
+)
+
+
 def is_factory(qualname: str) -> bool:
     head, _, name = qualname.rpartition(".")
     return head == "torch" and name in TENSOR_FACTORIES
