@@ -672,7 +672,12 @@ def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value
     it, a result on the device of the tensors it is given (unknown without any)."""
     if method in torch_api.MODULE_SELF_METHODS or method in torch_api.MODULE_ONLY_METHODS:
         return UNKNOWN  # ``model.load_state_dict(cpu_state)`` computes nothing on them
-    return _on_devices_of(args)
+    result = _on_devices_of(args)
+    if not may_be_accelerator(result.where):
+        # Given CPU tensors only, the method of a module on the device may compute with
+        # its parameters there or move them itself (``x, y = model.parse_batch(batch)``).
+        return UNKNOWN
+    return result
 
 
 def _on_devices_of(args: list[Value]) -> Value:

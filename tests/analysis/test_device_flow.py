@@ -136,6 +136,14 @@ CASES = {
         probe(accelerator.gather(loss))  # where: cpu, cuda, mps
         probe(accelerator.reduce(loss))  # where: cpu, cuda, mps
     """,
+    "foreign_method_given_cpu_tensors_is_unknown": """
+        import torch
+        from model import Tacotron2
+        model = Tacotron2().cuda()
+        batch = torch.zeros(2)
+        probe(model.parse_batch(batch))  # where: unknown
+        probe(model.infer(torch.zeros(2).cuda()))  # where: cuda
+    """,
     "moved_model_output": """
         import torch
         from torch import nn
