@@ -13,10 +13,7 @@ class PinMemoryWithoutCuda(Rule):
     Checks for `DataLoader(..., pin_memory=True)` (a literal or a constant) and
     `tensor.pin_memory()` in code that also runs where CUDA is absent: outside every
     CUDA availability guard. A `"pin_memory": True` entry of a dict unpacked into a
-    loader (`DataLoader(ds, **kwargs)`, or a helper that builds one) counts too. Code
-    that runs only after a statement of its function that raises without CUDA
-    (`torch.cuda.set_device(rank)` at the top of a per-process `run(rank)`: DEV011's
-    report) runs only with CUDA, and is not reported.
+    loader (`DataLoader(ds, **kwargs)`, or a helper that builds one) counts too.
 
     ## Why is this bad?
     Pinned memory only speeds up host-to-CUDA copies. Without an accelerator PyTorch
@@ -53,7 +50,7 @@ class PinMemoryWithoutCuda(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         unpacked: set[int] = set()
         for call in facts.calls:
-            if call.site.guarded or facts.after_cuda_only_call(call):
+            if call.site.guarded:
                 continue
             entry = call.pinned_by
             if entry is not None and id(entry) not in unpacked and _may_load(call.callee):

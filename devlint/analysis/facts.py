@@ -447,28 +447,6 @@ class FileFacts:
         head, _, name = (call.callee or "").rpartition(".") if call is not None else ("", "", "")
         return head == "torch" and name in torch_api.NAMED_FACTORIES
 
-    def after_cuda_only_call(self, call: CallRecord) -> bool:
-        """Whether a call of a function body runs only after an unguarded statement of that
-        body that raises without CUDA (``torch.cuda.set_device(rank)``, a
-        ``torch_api.CUDA_ONLY_CALLS`` call as a statement of the body itself): past it,
-        the code runs only where CUDA is (that call is DEV011's report)."""
-        function = call.site.function
-        if function is None or call.site.guarded:
-            return False
-        for statement in function.body.body:
-            if _contains(statement, call.node):
-                return False
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    record = self.call_of(small.value) if isinstance(small, cst.Expr) else None
-                    if (
-                        record is not None
-                        and record.callee in torch_api.CUDA_ONLY_CALLS
-                        and not record.site.guarded
-                    ):
-                        return True
-        return False
-
     def moves_to_cuda(self, node: cst.CSTNode) -> bool:
         """``x.cuda()`` / ``x.to(<a CUDA device>)`` of a value that may be a tensor or a
         module (not a cast, not an object of this file's own classes)."""
@@ -626,18 +604,3 @@ def forwards_placement(call: CallRecord) -> bool:
         and name_guesses.forwards_placement(function.name.value)
         and isinstance(call.node.func, cst.Attribute)
     )
-
-
-class _Finder(cst.CSTVisitor):
-    def __init__(self, node: cst.CSTNode) -> None:
-        self.node, self.found = node, False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.found = self.found or node is self.node
-        return not self.found
-
-
-def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    finder = _Finder(node)
-    tree.visit(finder)
-    return finder.found

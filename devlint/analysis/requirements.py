@@ -1,9 +1,8 @@
 """*CUDA required*: code written to run with CUDA only, by a contract visible in the file.
 
 Weaker than a guard (``guards.py``): nothing tested for CUDA, but the code cannot mean to
-run without it. Only DEV011 reads it (``Site.cuda_required``); placements (DEV003) keep
-to guards, and pin_memory (DEV005) to guards and to ``FileFacts.after_cuda_only_call`` (a
-loader past a statement of its function that raised without CUDA). It holds
+run without it. Only DEV011 reads it (``Site.cuda_required``); placements (DEV003) and
+pin_memory (DEV005) keep to guards. It holds
 
 - in a branch on DDP ``device_ids is not None`` (CUDA device ids, by torch's contract):
   branch-local, joined after ``if`` and ``try``, dropped after loops, comprehensions and
