@@ -4,7 +4,13 @@ from typing import cast
 
 import libcst as cst
 
-from devlint.analysis.facts import CPU_DEVICE_INDEX, Conditional, FileFacts, mps_note
+from devlint.analysis.facts import (
+    CPU_DEVICE_INDEX,
+    IDENTITY_WRAPPERS,
+    Conditional,
+    FileFacts,
+    mps_note,
+)
 from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value, may_be_placed
 from devlint.codemod import mps_variant, only_moves_to_cuda, statement_lines
 from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
@@ -33,7 +39,8 @@ class CudaWithoutMpsFallback(Rule):
     is the CPU), an `if`/`else` that moves a model to CUDA or back to the CPU
     (`model.cuda()` / `model.cpu()`), and an `if`/`else` whose `else` is its body
     without the `.cuda()` calls, the same computation on the CPU (`w =
-    torch.ones(n).cuda() * a` / `w = torch.ones(n) * a`); none of these has a fix.
+    torch.ones(n).cuda() * a` / `w = torch.ones(n) * a`; one that only moves, `v =
+    Variable(x.cuda())` / `v = Variable(x)`, is method one); none of these has a fix.
 
     A choice made by the user's own option alone (`"cuda" if args.cuda else "cpu"`, no
     availability test) tries nothing and falls back from nothing: it is the user's; its
@@ -204,7 +211,7 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
         if (
             body in (None, CUDA)
             and orelse is None
-            and _moved_or_left(node)
+            and _moved_or_left(node, facts)
             and not only_moves_to_cuda(node, facts)  # method one, DEV016's
         ):
             return CUDA, CPU
@@ -239,33 +246,50 @@ def _assigned(statement: cst.CSTNode) -> str | None:
     return None
 
 
-def _moved_or_left(node: cst.If) -> bool:
+def _moved_or_left(node: cst.If, facts: FileFacts) -> bool:
     """The ``else`` is the body without its ``.cuda()`` calls: the same computation, on
     CUDA when it is available and on the CPU otherwise (``w = torch.ones(n).cuda() * a``
-    / ``w = torch.ones(n) * a``; ``out = net(x.cuda())`` / ``out = net(x)``)."""
+    / ``w = torch.ones(n) * a``; ``out = net(x.cuda())`` / ``out = net(x)``). Not when
+    that is all the body does (``v = Variable(x.cuda())`` / ``v = Variable(x)``): method
+    one with its CPU case spelled out, DEV016's."""
     assert isinstance(node.orelse, cst.Else)
     stripped = _WithoutCuda()
     body = [_bare(cast(cst.CSTNode, statement.visit(stripped))) for statement in node.body.body]
     orelse = [_bare(statement) for statement in node.orelse.body.body]
-    return (
-        stripped.found
-        and len(body) == len(orelse)
-        and all(a.deep_equals(b) for a, b in zip(body, orelse, strict=True))
-    )
+    if not stripped.found or len(body) != len(orelse):
+        return False
+    if not all(a.deep_equals(b) for a, b in zip(body, orelse, strict=True)):
+        return False
+    unwrapped = _WithoutCuda(facts)
+    return not all(_only_names(statement.visit(unwrapped)) for statement in node.body.body)
 
 
 class _WithoutCuda(cst.CSTTransformer):
-    """``x.cuda()``, ``x.cuda(0)`` -> ``x``."""
+    """``x.cuda()``, ``x.cuda(0)`` -> ``x``; given the facts, ``Variable(x)`` -> ``x`` too."""
 
-    def __init__(self) -> None:
+    def __init__(self, facts: FileFacts | None = None) -> None:
         self.found = False
+        self.facts = facts
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = updated.func
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
             self.found = True
             return func.value
+        call = self.facts.call_of(original) if self.facts is not None else None
+        if call is not None and call.callee in IDENTITY_WRAPPERS and updated.args:
+            return updated.args[0].value
         return updated
+
+
+def _only_names(statement: object) -> bool:
+    """``x = y``, ``self.x = y``: a statement that computes nothing."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return all(
+        isinstance(small, cst.Assign) and isinstance(small.value, cst.Name | cst.Attribute)
+        for small in statement.body
+    )
 
 
 def _bare(statement: cst.CSTNode) -> cst.CSTNode:

@@ -27,6 +27,7 @@ from devlint.analysis.syntax import child_nodes, dotted_name, operand_roots, sou
 from devlint.analysis.torch_api import CPU_DEVICE_INDEX as CPU_DEVICE_INDEX
 from devlint.analysis.torch_api import DATA_LOADERS as DATA_LOADERS
 from devlint.analysis.torch_api import DISTRIBUTED_WRAPPERS as DISTRIBUTED_WRAPPERS
+from devlint.analysis.torch_api import IDENTITY_WRAPPERS as IDENTITY_WRAPPERS
 from devlint.analysis.torch_api import places_by_keyword as places_by_keyword
 from devlint.analysis.values import (
     ACCELERATORS,
