@@ -114,6 +114,7 @@ class Definitions:
         # Module classes' bases among this file's module classes, and the classes that
         # derive from a torch layer with parameters (``class Conv(nn.Conv2d)``).
         self.module_bases: dict[str, tuple[str, ...]] = {}
+        self.class_parents: dict[str, tuple[str, ...]] = {}  # every class's bases, as written
         self.layer_classes: set[str] = set()
         self.stateless_classes: set[str] = set()  # module classes without parameters
         self.cuda_classes: set[str] = set()  # classes whose ``__init__`` requires CUDA
@@ -132,7 +133,7 @@ class Definitions:
         self.imported_returns: dict[str, Value] = {}
         self.imported_items: dict[str, Placement] = {}
         self.function_defs: dict[str, cst.FunctionDef] = {}  # module-level functions
-        self._steps: dict[str, bool] = {}  # ``steps``, by function name
+        self._steps: dict[tuple[str, str | None], bool] = {}  # ``steps``, by name and class
         # The arguments of each call of this file's classes (``VAE(use_cuda=args.cuda)``),
         # the method bodies of each class, and the parameters each ``__init__`` ran with.
         self.constructor_args: dict[str, list[tuple[tuple[Value, ...], dict[str, Value]]]] = {}
@@ -250,22 +251,41 @@ class Definitions:
             elif value.kind is Kind.CLASS and value.qualname in self.dataset_classes:
                 inherited = {**self.dataset_classes[value.qualname], **(inherited or {})}
         self.module_bases[node.name.value] = tuple(local_bases)
+        self.class_parents[node.name.value] = tuple(
+            dotted_name(base.value) or "" for base in node.bases
+        )
         return is_module, inherited
 
-    def steps(self, name: str) -> bool:
+    def steps(self, name: str, class_name: str | None = None) -> bool:
         """Whether this file's module-level function ``name`` steps an optimizer or runs
         ``backward()`` in its own body (``facts.steps``), once per function. For
-        ``self.name``: a method of that name in one of this file's classes (a base's loop
-        calling the hook a subclass overrides: ``self.batch_update(x, y)``)."""
-        found = self._steps.get(name)
+        ``self.name`` in a method of ``class_name``: that method of the class, of a base
+        or of a subclass in this file (a base's loop calling the hook a subclass
+        overrides: ``self.batch_update(x, y)``)."""
+        key = (name, class_name)
+        found = self._steps.get(key)
         if found is None:
             if name.startswith("self."):
                 method = name[len("self.") :]
-                nodes = [m[method] for m in self.class_methods.values() if method in m]
+                related = self._related_classes(class_name) if class_name else set()
+                methods = [self.class_methods.get(c, {}) for c in related]
+                nodes = [own[method] for own in methods if method in own]
             else:
                 nodes = [self.function_defs[name]] if name in self.function_defs else []
-            found = self._steps[name] = any(steps(node) for node in nodes)
+            found = self._steps[key] = any(steps(node) for node in nodes)
         return found
+
+    def _related_classes(self, class_name: str) -> set[str]:
+        """A class of this file with its ancestors and its descendants in this file (not
+        its siblings: another subclass of its base is another object)."""
+        ancestors, descendants = {class_name}, {class_name}
+        for _ in range(len(self.class_parents)):  # one level a pass, to a fixpoint
+            up = {p for c in ancestors for p in self.class_parents.get(c, ())}
+            down = {c for c, parents in self.class_parents.items() if descendants & set(parents)}
+            if up <= ancestors and down <= descendants:
+                break
+            ancestors, descendants = ancestors | up, descendants | down
+        return ancestors | descendants
 
     def run_pending(self) -> None:
         while self.core.pending:

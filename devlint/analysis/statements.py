@@ -10,6 +10,7 @@ knows ``x`` is not on CUDA in the ``else``. Loops run to a fixpoint. Imports go 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -663,7 +664,9 @@ class Statements:
         key = (id(node), over_loader)
         loop = self.loops.get(key)
         if loop is None:
-            stepping = self.core.definitions.steps
+            stepping = functools.partial(
+                self.core.definitions.steps, class_name=self.core.ctx.class_name
+            )
             loop = self.loops[key] = Loop(node, over_loader=over_loader, stepping=stepping)
         return loop
 
