@@ -8,12 +8,13 @@ shape the rewrite handles; the rule then reports without a fix.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import libcst as cst
 
 from devlint.analysis import accelerator_api, torch_api
 from devlint.analysis.accelerator_api import CudaApi
-from devlint.analysis.facts import CallRecord, FileFacts
+from devlint.analysis.facts import IDENTITY_WRAPPERS, CallRecord, FileFacts
 from devlint.analysis.values import Kind
 from devlint.diagnostics import Applicability
 from devlint.rule import DEVICE, FixPlan, Replace, literal_text, source_of
@@ -208,6 +209,63 @@ def _is_move(statement: cst.BaseStatement, facts: FileFacts) -> bool:
         )
     values = _moves(statement)
     return values is not None and all(map(facts.moves_to_cuda, values))
+
+
+def else_is_body_on_cpu(node: cst.If, facts: FileFacts) -> bool:
+    """The ``else`` is the body without its ``.cuda()`` calls: the same computation, on
+    CUDA when it is available and on the CPU otherwise (``w = torch.ones(n).cuda() * a``
+    / ``w = torch.ones(n) * a``; ``out = net(x.cuda())`` / ``out = net(x)``). Not when
+    that is all the body does (``v = Variable(x.cuda())`` / ``v = Variable(x)``): method
+    one with its CPU case spelled out, DEV016's."""
+    assert isinstance(node.orelse, cst.Else)
+    stripped = _WithoutCuda()
+    body = [_bare(cast(cst.CSTNode, statement.visit(stripped))) for statement in node.body.body]
+    orelse = [_bare(statement) for statement in node.orelse.body.body]
+    if not stripped.found or len(body) != len(orelse):
+        return False
+    if not all(a.deep_equals(b) for a, b in zip(body, orelse, strict=True)):
+        return False
+    unwrapped = _WithoutCuda(facts)
+    return not all(_only_names(statement.visit(unwrapped)) for statement in node.body.body)
+
+
+class _WithoutCuda(cst.CSTTransformer):
+    """``x.cuda()``, ``x.cuda(0)`` -> ``x``; given the facts, ``Variable(x)`` -> ``x`` too."""
+
+    def __init__(self, facts: FileFacts | None = None) -> None:
+        self.found = False
+        self.facts = facts
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+            self.found = True
+            return func.value
+        call = self.facts.call_of(original) if self.facts is not None else None
+        if call is not None and call.callee in IDENTITY_WRAPPERS and updated.args:
+            return updated.args[0].value
+        return updated
+
+
+def _only_names(statement: object) -> bool:
+    """``x = y``, ``self.x = y``: a statement that computes nothing."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return all(
+        isinstance(small, cst.Assign) and isinstance(small.value, cst.Name | cst.Attribute)
+        for small in statement.body
+    )
+
+
+def _bare(statement: cst.CSTNode) -> cst.CSTNode:
+    """A statement without the comments and blank lines around it."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return statement.with_changes(
+            leading_lines=(), trailing_whitespace=cst.TrailingWhitespace()
+        )
+    if isinstance(statement, cst.BaseCompoundStatement):
+        return statement.with_changes(leading_lines=())
+    return statement
 
 
 def fold_method_one(node: cst.If) -> FixPlan | None:

@@ -1,18 +1,16 @@
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import cast
 
 import libcst as cst
 
 from devlint.analysis.facts import (
     CPU_DEVICE_INDEX,
-    IDENTITY_WRAPPERS,
     Conditional,
     FileFacts,
     mps_note,
 )
 from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value, may_be_placed
-from devlint.codemod import mps_variant, only_moves_to_cuda, statement_lines
+from devlint.codemod import else_is_body_on_cpu, mps_variant, only_moves_to_cuda, statement_lines
 from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
@@ -211,7 +209,7 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
         if (
             body in (None, CUDA)
             and orelse is None
-            and _moved_or_left(node, facts)
+            and else_is_body_on_cpu(node, facts)
             and not only_moves_to_cuda(node, facts)  # method one, DEV016's
         ):
             return CUDA, CPU
@@ -244,63 +242,6 @@ def _assigned(statement: cst.CSTNode) -> str | None:
     if isinstance(small, cst.AnnAssign) and small.value is not None:
         return source_of(small.target)
     return None
-
-
-def _moved_or_left(node: cst.If, facts: FileFacts) -> bool:
-    """The ``else`` is the body without its ``.cuda()`` calls: the same computation, on
-    CUDA when it is available and on the CPU otherwise (``w = torch.ones(n).cuda() * a``
-    / ``w = torch.ones(n) * a``; ``out = net(x.cuda())`` / ``out = net(x)``). Not when
-    that is all the body does (``v = Variable(x.cuda())`` / ``v = Variable(x)``): method
-    one with its CPU case spelled out, DEV016's."""
-    assert isinstance(node.orelse, cst.Else)
-    stripped = _WithoutCuda()
-    body = [_bare(cast(cst.CSTNode, statement.visit(stripped))) for statement in node.body.body]
-    orelse = [_bare(statement) for statement in node.orelse.body.body]
-    if not stripped.found or len(body) != len(orelse):
-        return False
-    if not all(a.deep_equals(b) for a, b in zip(body, orelse, strict=True)):
-        return False
-    unwrapped = _WithoutCuda(facts)
-    return not all(_only_names(statement.visit(unwrapped)) for statement in node.body.body)
-
-
-class _WithoutCuda(cst.CSTTransformer):
-    """``x.cuda()``, ``x.cuda(0)`` -> ``x``; given the facts, ``Variable(x)`` -> ``x`` too."""
-
-    def __init__(self, facts: FileFacts | None = None) -> None:
-        self.found = False
-        self.facts = facts
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        func = updated.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
-            self.found = True
-            return func.value
-        call = self.facts.call_of(original) if self.facts is not None else None
-        if call is not None and call.callee in IDENTITY_WRAPPERS and updated.args:
-            return updated.args[0].value
-        return updated
-
-
-def _only_names(statement: object) -> bool:
-    """``x = y``, ``self.x = y``: a statement that computes nothing."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    return all(
-        isinstance(small, cst.Assign) and isinstance(small.value, cst.Name | cst.Attribute)
-        for small in statement.body
-    )
-
-
-def _bare(statement: cst.CSTNode) -> cst.CSTNode:
-    """A statement without the comments and blank lines around it."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        return statement.with_changes(
-            leading_lines=(), trailing_whitespace=cst.TrailingWhitespace()
-        )
-    if isinstance(statement, cst.BaseCompoundStatement):
-        return statement.with_changes(leading_lines=())
-    return statement
 
 
 def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint import device_errors
-from devlint.analysis.facts import FileFacts
+from devlint.analysis.facts import FileFacts, receivers
 from devlint.analysis.values import Kind, provenance
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
 
@@ -79,22 +79,19 @@ def _made_on_the_spot(call: cst.Call, facts: FileFacts) -> bool:
     """The moved tensor is made in the statement itself (``torch.zeros(1).to(device)``,
     ``torch.ones(2).float().cuda()``): no name, attribute or item holds the tensor that
     stays behind, so nothing was meant to move. ``x.float().cuda()`` leaves ``x``."""
-    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
-        if facts.value_of(receiver.func.value).kind is Kind.IMPORTED:
+    chain = list(receivers(call))
+    for receiver in chain:
+        method = receiver.func if isinstance(receiver, cst.Call) else None
+        if isinstance(method, cst.Attribute) and facts.value_of(method.value).kind is Kind.IMPORTED:
             return True  # ``torch.zeros(1)``: a function of a module, not a method
-        receiver = receiver.func.value
-    return isinstance(receiver, cst.Call)
+    return bool(chain) and isinstance(chain[-1], cst.Call)
 
 
 def _fix(call: cst.Call) -> FixPlan | None:
     """``x.to(device)`` -> ``x = x.to(device)``, when the tensor left behind is a name or an
     attribute (``x.float().cuda()`` -> ``x = x.float().cuda()``)."""
-    func = call.func
-    base = func.value if isinstance(func, cst.Attribute) else None
-    while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute):
-        base = base.func.value
-    if not isinstance(base, cst.Name | cst.Attribute):
+    base = list(receivers(call))[-1:]
+    if not base or not isinstance(base[0], cst.Name | cst.Attribute):
         return None
-    target = literal_text(source_of(base))
+    target = literal_text(source_of(base[0]))
     return FixPlan(f"Assign the result to `{target}`", (Replace(call, f"{target} = ", "before"),))

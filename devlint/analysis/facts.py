@@ -24,6 +24,7 @@ from devlint.analysis.mps_coverage import RELEASES as RELEASES
 from devlint.analysis.mps_op_map import Verdict as Verdict
 from devlint.analysis.name_guesses import names_lengths as names_lengths
 from devlint.analysis.syntax import child_nodes, dotted_name, operand_roots, source_of
+from devlint.analysis.syntax import receivers as receivers
 from devlint.analysis.torch_api import CPU_DEVICE_INDEX as CPU_DEVICE_INDEX
 from devlint.analysis.torch_api import DATA_LOADERS as DATA_LOADERS
 from devlint.analysis.torch_api import DISTRIBUTED_WRAPPERS as DISTRIBUTED_WRAPPERS
@@ -432,15 +433,10 @@ class FileFacts:
             return False
         if function.name.value != store.method:
             return False
-        func = move.func if isinstance(move, cst.Call) else None
-        receiver = func.value if isinstance(func, cst.Attribute) else None
-        while isinstance(receiver, cst.Call):
-            call = self.call_of(receiver)
+        for receiver in receivers(move) if isinstance(move, cst.Call) else ():
+            call = self.call_of(receiver) if isinstance(receiver, cst.Call) else None
             if call is not None and call.callee is not None:
-                return self._named_factory(receiver)
-            if not isinstance(receiver.func, cst.Attribute):
-                return False
-            receiver = receiver.func.value
+                return self._named_factory(call.node)
         return False
 
     def _named_factory(self, node: cst.Call) -> bool:

@@ -167,6 +167,16 @@ def computes_on_parameters(method: cst.FunctionDef) -> bool:
     return shape.reads_self and not shape.moves
 
 
+def receivers(call: cst.Call) -> Iterator[cst.BaseExpression]:
+    """The receivers of a method chain, from the outside in: ``x.float().to(d)`` gives
+    ``x.float()``, then ``x``. The walk ends at the first receiver that is not itself a
+    method call (``x``, ``make()``, ``torch``)."""
+    node: cst.BaseExpression = call
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        node = node.func.value
+        yield node
+
+
 def operand_roots(node: cst.CSTNode | None) -> set[str]:
     """The names an operand computes from: ``x`` for ``x``, ``x.data``, ``x[0]``,
     ``-x``, ``x.std()``, ``0.5 * x.std()`` (not a hot path: ``isinstance`` reads best)."""
