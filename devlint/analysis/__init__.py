@@ -4,7 +4,8 @@ Where each question is decided:
 
 - "Is this batch on the CPU?", "where does this value live?": the interpreter, a core
   (``interpreter.py``: state and joins) and one handler per module (``statements.py``,
-  ``imports.py``, ``definitions.py``, ``expressions.py``, ``calls.py``, ``effects.py``;
+  ``branches.py``, ``imports.py``, ``definitions.py``, ``expressions.py``, ``calls.py``,
+  ``effects.py``;
   ``datasets.py`` where the items of the file's own ``Dataset`` classes are,
   ``module_classes.py`` where its ``nn.Module`` instances are) over the lattice in
   ``values.py``.

@@ -18,6 +18,7 @@ from pathlib import Path
 import libcst as cst
 
 from devlint.analysis import name_guesses, project_imports, requirements
+from devlint.analysis.branches import Branches
 from devlint.analysis.calls import MAX_INLINED_SIZE, Calls
 from devlint.analysis.datasets import Datasets
 from devlint.analysis.definitions import Definitions
@@ -53,6 +54,7 @@ def new_interpreter(
     """An interpreter core with its handlers, one per module, each holding the core."""
     core = Interpreter(guard_functions, guard_attributes)
     core.statements = Statements(core)
+    core.branches = Branches(core)
     core.imports = Imports(core)
     core.definitions = Definitions(core)
     core.expressions = Expressions(core)

@@ -398,12 +398,12 @@ class Expressions:
                 self.core.cuda_required = required or ids_test == polarity
                 if placement is not None or flag_key is not None or polarity > 0:
                     self.core.env = dict(saved_env)
-                    self.core.statements.refine(placement, polarity)
-                    self.core.statements.follow_flag(
+                    self.core.branches.refine(placement, polarity)
+                    self.core.branches.follow_flag(
                         flag_key, polarity
                     )  # ``x.numpy() if not flag else ...``
                     if polarity > 0:
-                        self.core.statements.drop_checked_default(node.test)
+                        self.core.branches.drop_checked_default(node.test)
                 sides.append(self.expr(part))
         self.core.env, self.core.cuda_required = saved_env, required
         body, orelse = sides

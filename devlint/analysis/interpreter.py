@@ -15,8 +15,8 @@ object per module, each built with the core and reaching the others through it
 - ``interpreter.py`` (this file): the state, ``Context`` (loop, guard, function, class,
   branches: set for a region with ``with core.scope(...)``, restored by the core, never
   by hand), environments and their joins, the fixpoint for loops;
-- ``statements.py``: statements, branches, loops and ``try``; ``imports.py``: imports;
-  ``definitions.py``: functions, classes and parameter values;
+- ``statements.py``: statements, loops and ``try``; ``branches.py``: ``if``;
+  ``imports.py``: imports; ``definitions.py``: functions, classes and parameter values;
 - ``expressions.py``: expressions and operators;
 - ``calls.py``: calls: tensor and module methods, this file's functions and classes, and
   the dispatch of torch APIs to ``effects.py`` (one handler per ``torch_api.Effect``);
@@ -59,6 +59,7 @@ from devlint.analysis.values import (
 from devlint.records import record
 
 if TYPE_CHECKING:  # the handlers import this module; they are built by ``analyzer``
+    from devlint.analysis.branches import Branches
     from devlint.analysis.calls import Calls
     from devlint.analysis.datasets import Datasets
     from devlint.analysis.definitions import Definitions
@@ -169,6 +170,7 @@ class Interpreter:
     ``analyzer.new_interpreter``)."""
 
     statements: Statements
+    branches: Branches
     imports: Imports
     definitions: Definitions
     expressions: Expressions
@@ -216,7 +218,7 @@ class Interpreter:
     def close(self) -> None:
         """Drop the handlers once nothing runs the interpreter again: each holds the core,
         and without them reference counting frees the core (no cyclic garbage per file)."""
-        del self.statements, self.imports, self.definitions, self.expressions
+        del self.statements, self.branches, self.imports, self.definitions, self.expressions
         del self.effects, self.calls, self.datasets, self.module_classes
 
     # -- context
@@ -375,6 +377,15 @@ class Interpreter:
                 value = join(value, other)
             result[key] = value
         return result
+
+    def join_outcomes(
+        self, original: Env, before: Env, outcomes: list[tuple[Env, bool, bool]], required: bool
+    ) -> None:
+        """After branches: the join of the environments (and *CUDA required*) of the
+        branches that fall through."""
+        live = [(env, needs) for env, needs, exits in outcomes if not exits]
+        self.cuda_required = required or (bool(live) and all(needs for _, needs in live))
+        self.settle(original, self.join_envs([env for env, _ in live]) if live else before)
 
     def settle(self, original: Env, joined: Env) -> None:
         """Make ``joined`` the current environment, in the dict object the scope owns."""

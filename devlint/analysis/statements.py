@@ -1,10 +1,8 @@
-"""The interpreter's statements: blocks, assignments, branches, loops, ``try``, ``match``.
+"""The interpreter's statements: blocks, assignments, loops, ``with``, ``try``, ``match``.
 
-Branches run in copies of the environment and are joined after; a branch that always
-leaves (``return``, ``raise``, ...) drops out of the join, so an early exit on a negated
-availability test guards the rest of its block (``guards.py``). Both sides of a device
-test refine the value tested (``guards.placement_test``): ``if x.is_cuda: ... else: ...``
-knows ``x`` is not on CUDA in the ``else``. Loops run to a fixpoint. Imports go to
+A block stops at a statement that always leaves (``return``, ``raise``...); branches of
+``try`` and ``match`` run in copies of the environment, joined after without those that
+leave. Loops run to a fixpoint. ``if`` goes to ``branches.py``, imports to
 ``imports.py``, ``def`` and ``class`` to ``definitions.py``.
 """
 
@@ -18,90 +16,20 @@ from typing import Any
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, torch_api
-from devlint.analysis.facts import Branch, Conditional, Loop
+from devlint.analysis.facts import Branch, Loop
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
-from devlint.analysis.syntax import dotted_name, parameters, string_value
+from devlint.analysis.syntax import dotted_name, string_value
 from devlint.analysis.values import (
     MPS,
     UNKNOWN,
     Kind,
     Value,
-    is_cpu,
     is_empty_container,
     join_placement,
 )
 
 # Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
 _ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
-
-
-def _off_by_default(test: cst.BaseExpression, function: cst.FunctionDef | None) -> bool:
-    """A parameter of ``function`` whose default is ``False`` or ``None``: a branch the
-    caller has to ask for (verbose logging)."""
-    if type(test) is not cst.Name or function is None:
-        return False
-    for param in parameters(function.params):
-        if param.name.value == test.value:
-            default = param.default
-            return isinstance(default, cst.Name) and default.value in ("False", "None")
-    return False
-
-
-def _flags_set_by(test: Value, body: Env, orelse: Env) -> Env:
-    """``if torch.cuda.is_available(): use_cuda = 1`` / ``else: use_cuda = 0``: a name set
-    to a truthy constant where the test holds and a falsy one where it does not is the
-    test itself (``guards.conditional``), as ``use_cuda = 1 if avail else 0`` would be."""
-    flags: Env = {}
-    for key, value in body.items():
-        other = orelse.get(key)
-        if value.kind is Kind.CONSTANT and other is not None and other.kind is Kind.CONSTANT:
-            flag = guards.conditional(test, value, other)
-            if flag is not None:
-                flags[key] = flag
-    return flags
-
-
-def _unfollowed(
-    body_followed: dict[str, tuple[Value, Value]],
-    else_followed: dict[str, tuple[Value, Value]],
-    body: Env,
-    orelse: Env,
-) -> Env:
-    """The values a flag test narrowed in both branches and neither branch rebound: as
-    they were before the test (still following the flag)."""
-    return {
-        name: original
-        for name, (original, here) in body_followed.items()
-        if body.get(name) is here
-        and name in else_followed
-        and orelse.get(name) is else_followed[name][1]
-    }
-
-
-_FOLLOWING_KINDS = (Kind.TENSOR, Kind.MODULE, Kind.UNKNOWN)
-
-
-def _following(
-    flag: tuple[str, int], body: Env, orelse: Env, skip: object
-) -> dict[str, tuple[str, Value, Value]]:
-    """After ``if flag: x = x.cuda()``: ``x`` where the flag holds and where it does not
-    (``Value.follows``), for the values whose placement the two branches left different."""
-    key, polarity = flag
-    found: dict[str, tuple[str, Value, Value]] = {}
-    for name, value in body.items():
-        other = orelse.get(name)
-        if (
-            other is None
-            or other is value
-            or name in skip  # type: ignore[operator]
-            or value.where == other.where
-            or value.kind not in _FOLLOWING_KINDS
-            or other.kind not in _FOLLOWING_KINDS
-        ):
-            continue
-        holds, fails = (value, other) if polarity > 0 else (other, value)
-        found[name] = (key, replace(holds, follows=None), replace(fails, follows=None))
-    return found
 
 
 class Statements:
@@ -215,7 +143,7 @@ class Statements:
             return exits
         if kind is cst.If:
             assert isinstance(stmt, cst.If)
-            return self.if_statement(stmt, following)
+            return self.core.branches.if_statement(stmt, following)
         if kind is cst.With:
             assert isinstance(stmt, cst.With)
             default = self.core.default_device
@@ -288,7 +216,7 @@ class Statements:
             self.core.expressions.expr(small.test)
             if small.msg is not None:
                 self.core.expressions.expr(small.msg)
-            self.refine(guards.placement_test(small.test), +1)
+            self.core.branches.refine(guards.placement_test(small.test), +1)
         elif kind is cst.Import:
             assert isinstance(small, cst.Import)
             self.core.imports.import_names(small)
@@ -425,218 +353,6 @@ class Statements:
             elif holds_tensors:
                 self.core.env[key] = UNKNOWN  # ``models.append(Net())``: not a tensor container
 
-    def branch_conditions(self, node: cst.If) -> tuple[list[bool], list[bool]]:
-        """``Context.conditional`` and ``inner_conditional`` in the body and in the ``else``
-        of an ``if``: inside a loop, a branch runs on some iterations only, unless the test
-        is a setting fixed for the whole loop (``if is_train:``)."""
-        ctx = self.core.ctx
-        # ``if iteration_loss:`` of a parameter ``iteration_loss=False``: logging on request.
-        asked = _off_by_default(node.test, ctx.function)
-
-        def varies(loop: Loop | None, taken: bool) -> bool:
-            if loop is None:
-                return False
-            return (taken and asked) or not loop.every_training_iteration(node.test, taken)
-
-        conditional = [ctx.conditional or varies(ctx.loop, taken) for taken in (True, False)]
-        inner_conditional = [
-            ctx.inner_conditional or varies(ctx.inner_loop, taken) for taken in (True, False)
-        ]
-        return conditional, inner_conditional
-
-    def if_statement(self, node: cst.If, following: cst.BaseStatement | None) -> bool:
-        test = self.core.expressions.expr(node.test)
-        ctx = self.core.ctx
-        self.core.rec.conditionals[id(node)] = Conditional(
-            node, test, ctx.backends_tested, following, self.core.site(), self.previous_statement
-        )
-        original, before = self.core.env, dict(self.core.env)
-        required, ids_test = self.core.cuda_required, guards.cuda_ids_test(node.test)
-        placement = guards.placement_test(node.test)
-        flag = guards.flag_test(node.test)
-        conditional, inner_conditional = self.branch_conditions(node)
-        with self.core.scope(
-            guarded=ctx.guarded
-            or guards.may_guard_cuda(test, +1)
-            or self.core.expressions.inherited_flag(node.test),
-            conditional=conditional[0],
-            inner_conditional=inner_conditional[0],
-            branches=(*ctx.branches, Branch(node, node.body)),
-        ):
-            self.core.cuda_required = required or ids_test > 0
-            self.refine(placement, +1)
-            self.refine_to_none(node.test, +1)
-            self.refine_to_tensor(node.test)
-            self.drop_checked_default(node.test)
-            followed = self.follow_flag(flag, +1)
-            narrowed = node.orelse is None and test.kind is Kind.GUARD
-            refined = dict(self.core.env) if narrowed else {}
-            body_exits = self.suite(node.body)
-        body_env, body_required = self.core.env, self.core.cuda_required
-        self.core.env = dict(before)
-        backends = ctx.backends_tested
-        if test.kind is Kind.GUARD and test.qualname:
-            backends = backends | {test.qualname}
-        else_branches = ctx.branches
-        if node.orelse is not None:
-            else_branches = (*ctx.branches, Branch(node, node.orelse))
-        with self.core.scope(
-            guarded=ctx.guarded or guards.is_cuda_guard(test, -1),
-            conditional=conditional[1],
-            inner_conditional=inner_conditional[1],
-            backends_tested=backends,
-            branches=else_branches,
-        ):
-            self.core.cuda_required = required or ids_test < 0
-            self.refine(placement, -1)
-            self.refine_to_none(node.test, -1)
-            followed_else = self.follow_flag(flag, -1)
-            else_exits = self.else_part(node.orelse)
-        flags: Env = {}
-        marks: dict[str, tuple[str, Value, Value]] = {}
-        if test.kind is Kind.GUARD and not (body_exits or else_exits):
-            flags = _flags_set_by(test, body_env, self.core.env)
-        if flag is not None and not (body_exits or else_exits):
-            # Where the flag says, again: values the branches left alone are as before the
-            # ``if``; values one branch moved follow the flag from here on.
-            flags.update(_unfollowed(followed, followed_else, body_env, self.core.env))
-            marks = _following(flag, body_env, self.core.env, flags.keys())
-        moved_to_cpu: Env = {}
-        if (
-            node.orelse is None
-            and test.kind is Kind.GUARD
-            and test.polarity >= 0
-            and not body_exits
-        ):
-            # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case (not
-            # so for ``if not torch.cuda.is_available(): device = "cpu"``). Only what the
-            # body moved, not what its test narrowed (``if device == "cpu":`` leaves it).
-            moved_to_cpu = {
-                k: v for k, v in body_env.items() if is_cpu(v.where) and refined.get(k) is not v
-            }
-        overridden: Env = {}
-        if node.orelse is None and not body_exits and guards.is_cuda_guard(test, -1):
-            # ``if not torch.cuda.is_available(): device = "cpu"``: past the ``if``, what
-            # the body replaced is as before only where CUDA is available.
-            for key, value in body_env.items():
-                kept = self.core.env.get(key)
-                if kept is not None and kept is not value and kept.cuda_defaults:
-                    self.core.env[key] = replace(kept, cuda_defaults=())
-                if kept is not value and isinstance(value.constant, str):
-                    overridden[key] = value  # ``args.mode = "cpu"``: so wherever CUDA is absent
-        outcomes = [
-            (body_env, body_required, body_exits),
-            (self.core.env, self.core.cuda_required, else_exits),
-        ]
-        self.join_outcomes(original, before, outcomes, required)
-        for key, value in overridden.items():
-            if key in self.core.env:
-                self.core.env[key] = replace(self.core.env[key], absent=value.constant)
-        self.core.env.update(moved_to_cpu)
-        self.core.env.update({key: value for key, value in flags.items() if key in self.core.env})
-        for name, mark in marks.items():
-            if name in self.core.env:
-                self.core.env[name] = replace(self.core.env[name], follows=mark)
-        return body_exits and else_exits
-
-    def drop_checked_default(self, test: cst.BaseExpression) -> None:
-        """In the branch of ``avail or device == "cpu"``, ``device``'s CUDA default is used
-        only where CUDA is available (``Value.cuda_defaults``); ``args.device`` of a
-        ``--device`` option too."""
-        holder = guards.available_or_cpu(test, self.core.rec.values)
-        if holder is None:
-            return
-        for name in (holder, f"{holder}.device"):  # ``device == "cpu"``, ``args.device == ...``
-            value = self.core.lookup(name)
-            if value is None and "." in name:  # ``args.device`` of a ``--device`` option
-                value = self.core.option_defaults.get(name.rsplit(".", 1)[-1])
-            if value is not None and value.kind is Kind.DEVICE and value.cuda_defaults:
-                self.core.env[name] = replace(value, cuda_defaults=())
-
-    def follow_flag(
-        self, flag: tuple[str, int] | None, branch: int
-    ) -> dict[str, tuple[Value, Value]]:
-        """In one branch of a test of ``flag``, the values moved under that flag earlier
-        are where the flag puts them (``Value.follows``); what was changed, by key (the
-        value before and the one here)."""
-        if flag is None:
-            return {}
-        key, polarity = flag
-        holds = polarity == branch
-        changed = {}
-        for name, value in self.core.env.items():
-            follows = value.follows
-            if follows is not None and follows[0] == key:
-                here = follows[1] if holds else follows[2]
-                changed[name] = (value, here)
-        for name, (_, here) in changed.items():
-            self.core.env[name] = here
-        return changed
-
-    def else_part(self, orelse: cst.If | cst.Else | None) -> bool:
-        if type(orelse) is cst.If:
-            assert isinstance(orelse, cst.If)
-            return self.if_statement(orelse, None)
-        if type(orelse) is cst.Else:
-            assert isinstance(orelse, cst.Else)
-            return self.suite(orelse.body)
-        return False
-
-    def join_outcomes(
-        self, original: Env, before: Env, outcomes: list[tuple[Env, bool, bool]], required: bool
-    ) -> None:
-        """After branches: the join of the environments (and *CUDA required*) of the
-        branches that fall through."""
-        live = [(env, needs) for env, needs, exits in outcomes if not exits]
-        self.core.cuda_required = required or (bool(live) and all(needs for _, needs in live))
-        self.core.settle(
-            original, self.core.join_envs([env for env, _ in live]) if live else before
-        )
-
-    def refine(self, test: tuple[str, str, int] | None, branch: int) -> None:
-        """Narrow the value a device test names, in one of its branches (``guards.py``)."""
-        if test is None:
-            return
-        name, device, polarity = test
-        value = self.core.lookup(name)
-        if value is None or value.kind not in (Kind.TENSOR, Kind.MODULE, Kind.DEVICE):
-            return
-        if polarity == branch:
-            where = frozenset({device})
-        elif value.where and value.where - {device}:
-            where = value.where - {device}
-        else:
-            return
-        self.core.env[name] = replace(value, where=where)
-
-    def refine_to_none(self, test: cst.BaseExpression, branch: int) -> None:
-        """``if loader is None:`` (``is not None``: its else): there, ``loader`` is None, so
-        past the ``if`` it is what the other branch made of it (``values.join``)."""
-        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
-            return
-        operator, compared = test.comparisons[0].operator, test.comparisons[0].comparator
-        polarity = {cst.Is: +1, cst.IsNot: -1}.get(type(operator))
-        name = dotted_name(test.left)
-        if polarity == branch and name is not None and dotted_name(compared) == "None":
-            self.core.env[name] = Value(Kind.CONSTANT, constant=None)
-
-    def refine_to_tensor(self, test: cst.BaseExpression) -> None:
-        """``if torch.is_tensor(v):`` / ``isinstance(v, torch.Tensor)`` (or the left of an
-        ``and``): in the body, ``v`` is a tensor, wherever it is."""
-        while type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
-            test = test.left
-        record = self.core.rec.calls.get(id(test))
-        if record is None or not record.args or type(test) is not cst.Call:
-            return
-        if record.callee == "torch.is_tensor" or (
-            dotted_name(test.func) == "isinstance"
-            and len(record.args) == 2
-            and record.args[1].qualname == "torch.Tensor"
-        ):
-            name = dotted_name(test.args[0].value)
-            if name is not None and (self.core.lookup(name) or UNKNOWN).kind is Kind.UNKNOWN:
-                self.core.env[name] = Value(Kind.TENSOR)
-
     def for_statement(self, node: cst.For) -> None:
         iterable = self.core.expressions.expr(node.iter)
         element, is_loader = self.core.expressions.iteration_element(node.iter, iterable)
@@ -706,7 +422,7 @@ class Statements:
             with self.core.scope(branches=(*ctx.branches, Branch(node, handler))):
                 exits = self.suite(handler.body)
             outcomes.append((self.core.env, self.core.cuda_required, exits))
-        self.join_outcomes(original, before, outcomes, required)
+        self.core.join_outcomes(original, before, outcomes, required)
         if node.finalbody is not None:
             self.suite(node.finalbody.body)
 

@@ -200,7 +200,7 @@ class Value:
     # TENSOR / MODULE / UNKNOWN set differently under a flag (``if flag: x = x.cuda()``):
     # the flag's source and the value where it holds and where it does not, so that code
     # under the flag again (``x.numpy() if not flag else x.cpu().numpy()``) sees only
-    # its own side (statements.py ``follow_flag``).
+    # its own side (branches.py ``follow_flag``).
     follows: tuple[str, Value, Value] | None = None
     # TENSOR / MODULE / DEVICE: how it got its placement, in order (the device chosen, the
     # move, the model computing it): the chain a diagnostic on it reports.
