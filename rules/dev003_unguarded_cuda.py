@@ -199,9 +199,12 @@ class UnguardedCuda(Rule):
                 message = '`.to("cuda")` without a CUDA availability check'
                 yield Finding(node, message, _replace_literal(expression, "{device}")), expression
             else:
-                arg = next(a for a in node.args if a.value is expression)
                 message = f'`{how}="cuda"` without a CUDA availability check'
-                yield Finding(arg, message, _replace_literal(expression, "{device}")), expression
+                fix = _replace_literal(expression, "{device}")
+                if isinstance(expression, cst.Call):  # ``device=torch.device("cuda")``
+                    yield Finding(expression, message, fix), expression
+                else:
+                    yield Finding(node, message, fix, _keyword_step(node, expression)), expression
 
 
 def _index_finding(node: cst.Call, index: cst.BaseExpression, how: str) -> Finding:
@@ -215,8 +218,14 @@ def _index_finding(node: cst.Call, index: cst.BaseExpression, how: str) -> Findi
     if isinstance(index, cst.Name | cst.Attribute | cst.Integer | cst.Subscript):
         edit = Replace(index, _if_cuda(index, NOT_CUDA))
         fix = FixPlan(INDEX_FIX, (edit,), "unsafe")
-    target = node if how != "device" else next(a for a in node.args if a.value is index)
-    return Finding(target, message, fix)
+    return Finding(node, message, fix, _keyword_step(node, index) if how == "device" else ())
+
+
+def _keyword_step(call: cst.Call, value: cst.BaseExpression) -> tuple[Step, ...]:
+    """The keyword argument that places a call's result, as its related location: the
+    finding is the call's (``torch.zeros(..., device="cuda")``)."""
+    arg = next(a for a in call.args if a.value is value)
+    return (Step(arg, "placed on CUDA here"),)
 
 
 def _with_device_ids(findings: Iterable[Finding], facts: FileFacts) -> Iterator[Finding]:
