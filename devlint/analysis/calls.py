@@ -446,7 +446,8 @@ class Calls:
     def instantiate(self, callee: Value, args: list[Value], keywords: dict[str, Value]) -> Value:
         """An instance of a class defined in this file: a module (on the default device
         where ``module_classes.py`` sees it built there), or an object (a dataset's
-        placement is where its items are: ``datasets.py``)."""
+        placement is where its items are: ``datasets.py``). An object whose class has a
+        base this file cannot see (``class G(models.Generator):``) is of unknown kind."""
         core = self.core
         if core.returns is None and callee.qualname and not self.in_self_test():
             constructed = core.definitions.constructor_args.setdefault(callee.qualname, [])
@@ -456,8 +457,12 @@ class Calls:
             where = core.default_device
             module = Value(Kind.MODULE, where, qualname=callee.qualname, stateless=stateless)
             return core.module_classes.instance(module, args, keywords)
-        instance = Value(Kind.INSTANCE, qualname=callee.qualname)
-        return core.datasets.instance(instance, args, keywords)
+        instance = core.datasets.instance(
+            Value(Kind.INSTANCE, qualname=callee.qualname), args, keywords
+        )
+        if instance.kind is Kind.INSTANCE and callee.qualname in core.definitions.unseen_bases:
+            return UNKNOWN  # a base this file cannot see may make it a module (or a tensor)
+        return instance
 
     def in_self_test(self) -> bool:
         """Module-level code under ``if __name__ == "__main__":``: a library module's own

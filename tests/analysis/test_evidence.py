@@ -78,6 +78,26 @@ CASES = {
         probe(Holder(nn.Linear(2, 2).cuda()))  # module unknown
         probe(Computes())  # module unknown
     """,
+    "a_class_with_a_base_this_file_cannot_see_may_be_a_module": """
+        import argparse
+
+        import models
+        import torch
+
+        class Generator(models.FlowGenerator):
+            pass
+
+        class Meter:
+            pass
+
+        class Options(argparse.Namespace):
+            pass
+
+        probe(Generator(1, 2))  # unknown unknown
+        probe(Generator(1, 2).cuda())  # unknown cuda
+        probe(Meter())  # instance unknown
+        probe(Options())  # instance unknown
+    """,
     "empty_containers_hold_what_is_put_in_them": """
         import torch
         from torch import nn
