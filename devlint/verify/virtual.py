@@ -38,8 +38,8 @@ would have to produce it); ``__torch_dispatch__`` (below autograd: it sees aten 
 ``Tensor.numpy`` or ``.device``, and a wrapper subclass must fake its device, which the CPU
 kernels then refuse); ``FakeTensorMode`` and the ``meta`` device (no data: ``.item()``
 fails, see ``virtual_columns.py``). A device tag lives in a side table keyed by the tensor
-object (weakly), so checkpoints never carry it. Parameters made from a tagged tensor
-inherit its tag; gradients take their parameter's device when read.
+object (weakly), so checkpoints never carry it. Parameters and ``Variable``s made from a
+tagged tensor inherit its tag; gradients take their parameter's device when read.
 
 Limits: CUDA-only kernels and objects (streams, events, graphs, NCCL), custom C++/CUDA
 extensions and ``torch.compile`` do not run; tensors built in other threads or processes

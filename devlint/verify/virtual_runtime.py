@@ -132,18 +132,24 @@ def patch_runtime(session: Any) -> None:
     session._set(pinning, "pin_memory", lambda data, device=None: data)
     session._set(torch.serialization, "location_tag", _location_tag(session))
     session._set(torch, "load", _load(session, torch.load))
-    parameter = torch.nn.Parameter
-    original_new = parameter.__new__
+    _keep_device_of_data(session, torch.nn.Parameter)
+    _keep_device_of_data(session, torch.autograd.Variable)
+    if cuda:
+        session._set(torch.nn.DataParallel, "forward", _one_device_data_parallel)
 
-    def new(cls: Any, data: Any = None, requires_grad: bool = True) -> Any:
-        made = original_new(cls, data, requires_grad)
+
+def _keep_device_of_data(session: Any, wrapper: type) -> None:
+    """``nn.Parameter(x)``, ``Variable(x)``: a new tensor object on ``x``'s storage, made
+    outside torch's function dispatch; it is where ``x`` is."""
+    original_new = wrapper.__new__
+
+    def new(cls: Any, data: Any = None, *args: Any, **kwargs: Any) -> Any:
+        made = original_new(cls, data, *args, **kwargs)
         if data is not None:
             session.tag(made, session.device_of(data))
         return made
 
-    session._set(parameter, "__new__", staticmethod(new))
-    if cuda:
-        session._set(torch.nn.DataParallel, "forward", _one_device_data_parallel)
+    session._set(wrapper, "__new__", staticmethod(new))
 
 
 class _DeviceTypeMeta(type):

@@ -163,6 +163,23 @@ def test_legacy_tensor_types_move_with_type() -> None:
             torch.nn.Linear(2, 1).cuda()(back.unsqueeze(0))
 
 
+def test_variable_and_parameter_are_where_their_data_is() -> None:
+    import torch
+    from torch.autograd import Variable
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice("cuda"):
+        x = torch.ones(2)
+        assert Variable(x.cuda()).device.type == "cuda"
+        assert Variable(x.cuda(), requires_grad=True).is_cuda
+        assert Variable(x).device.type == "cpu"
+        assert torch.nn.Parameter(x.cuda()).is_cuda
+        with pytest.raises(RuntimeError, match=MIXED):
+            _ = Variable(x.cuda()) + x
+    assert Variable(torch.ones(1)).device.type == "cpu"
+
+
 def test_legacy_tensor_types_test_placement_with_isinstance() -> None:
     import torch
 
