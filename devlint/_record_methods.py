@@ -249,38 +249,6 @@ def devlint__analysis__facts__FileFacts(cls, fields, MISSING, _HAS_DEFAULT_FACTO
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
 
-def devlint__analysis__facts__Loop(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, FrozenInstanceError):
-    _dflt_over_loader = fields['over_loader'].default
-    _dflt_stepping = fields['stepping'].default
-    _dflt__trains = fields['_trains'].default
-    _dflt__bound = fields['_bound'].default
-    _dflt__training_tests = fields['_training_tests'].default
-    _dflt__step_gates = fields['_step_gates'].default
-    _type_node = fields['node'].type
-    _type_over_loader = fields['over_loader'].type
-    _type_stepping = fields['stepping'].type
-    _type__trains = fields['_trains'].type
-    _type__bound = fields['_bound'].type
-    _type__training_tests = fields['_training_tests'].type
-    _type__step_gates = fields['_step_gates'].type
-    _return_type = None
-    def __init__(self,node:_type_node,over_loader:_type_over_loader=_dflt_over_loader,stepping:_type_stepping=_dflt_stepping,_trains:_type__trains=_dflt__trains,_bound:_type__bound=_dflt__bound,_training_tests:_type__training_tests=_dflt__training_tests,_step_gates:_type__step_gates=_dflt__step_gates)->_return_type:
-        self.node=node
-        self.over_loader=over_loader
-        self.stepping=stepping
-        self._trains=_trains
-        self._bound=_bound
-        self._training_tests=_training_tests
-        self._step_gates=_step_gates
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(node={self.node!r}, over_loader={self.over_loader!r}, stepping={self.stepping!r}, _trains={self._trains!r}, _bound={self._bound!r}, _training_tests={self._training_tests!r}, _step_gates={self._step_gates!r})"
-    def __eq__(self,other):
-        if other.__class__ is self.__class__:
-            return (self.node,self.over_loader,self.stepping,self._trains,self._bound,self._training_tests,self._step_gates,)==(other.node,other.over_loader,other.stepping,other._trains,other._bound,other._training_tests,other._step_gates,)
-        return NotImplemented
-    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
-
-
 def devlint__analysis__facts__Mix(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, FrozenInstanceError):
     _type_node = fields['node'].type
     _type_operands = fields['operands'].type
@@ -492,6 +460,38 @@ def devlint__analysis__interpreter__Records(cls, fields, MISSING, _HAS_DEFAULT_F
     def __eq__(self,other):
         if other.__class__ is self.__class__:
             return (self.values,self.calls,self.mixes,self.conditionals,self.attribute_stores,self.attribute_loads,self.moved_receivers,self.definition_literals,self.device_named,self.pinning_dicts,self.mps_assigned,self.mps_at_end,self.read_defaults,)==(other.values,other.calls,other.mixes,other.conditionals,other.attribute_stores,other.attribute_loads,other.moved_receivers,other.definition_literals,other.device_named,other.pinning_dicts,other.mps_assigned,other.mps_at_end,other.read_defaults,)
+        return NotImplemented
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
+
+
+def devlint__analysis__loops__Loop(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, FrozenInstanceError):
+    _dflt_over_loader = fields['over_loader'].default
+    _dflt_stepping = fields['stepping'].default
+    _dflt__trains = fields['_trains'].default
+    _dflt__bound = fields['_bound'].default
+    _dflt__training_tests = fields['_training_tests'].default
+    _dflt__step_gates = fields['_step_gates'].default
+    _type_node = fields['node'].type
+    _type_over_loader = fields['over_loader'].type
+    _type_stepping = fields['stepping'].type
+    _type__trains = fields['_trains'].type
+    _type__bound = fields['_bound'].type
+    _type__training_tests = fields['_training_tests'].type
+    _type__step_gates = fields['_step_gates'].type
+    _return_type = None
+    def __init__(self,node:_type_node,over_loader:_type_over_loader=_dflt_over_loader,stepping:_type_stepping=_dflt_stepping,_trains:_type__trains=_dflt__trains,_bound:_type__bound=_dflt__bound,_training_tests:_type__training_tests=_dflt__training_tests,_step_gates:_type__step_gates=_dflt__step_gates)->_return_type:
+        self.node=node
+        self.over_loader=over_loader
+        self.stepping=stepping
+        self._trains=_trains
+        self._bound=_bound
+        self._training_tests=_training_tests
+        self._step_gates=_step_gates
+    def __repr__(self):
+        return self.__class__.__qualname__ + f"(node={self.node!r}, over_loader={self.over_loader!r}, stepping={self.stepping!r}, _trains={self._trains!r}, _bound={self._bound!r}, _training_tests={self._training_tests!r}, _step_gates={self._step_gates!r})"
+    def __eq__(self,other):
+        if other.__class__ is self.__class__:
+            return (self.node,self.over_loader,self.stepping,self._trains,self._bound,self._training_tests,self._step_gates,)==(other.node,other.over_loader,other.stepping,other._trains,other._bound,other._training_tests,other._step_gates,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -2232,10 +2232,6 @@ METHODS = {
         (False, False, True, False, (), (('calls', 'list[CallRecord]', ('None', False, True, True, True, None, True, False)), ('mixes', 'list[Mix]', ('None', False, True, True, True, None, True, False)), ('conditionals', 'list[Conditional]', ('None', False, True, True, True, None, True, False)), ('values', 'dict[int, Value]', ('None', False, True, True, True, None, True, False)), ('attribute_stores', 'list[AttributeStore]', ('None', False, True, True, True, None, True, False)), ('attribute_loads', 'set[tuple[str, str, str]]', ('None', False, True, True, True, None, True, False)), ('module_classes', 'set[str]', ('None', False, True, True, True, None, True, False)), ('module_names', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('definition_literals', 'set[int]', ('None', False, True, True, True, None, True, False)), ('read_defaults', 'dict[int, cst.Call]', ('None', False, True, True, True, None, True, False)), ('device_named', 'set[int]', ('None', False, True, True, True, None, True, False)), ('device_parameters', 'dict[int, frozenset[str]]', ('None', False, True, True, True, None, True, False)), ('star_bindings', 'dict[int, frozenset[str]]', ('None', False, True, True, True, None, True, False)), ('resolve_stars', 'Callable[[], dict[int, frozenset[str]]] | None', True), ('mps_at_end', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('_calls_by_node', 'dict[int, CallRecord] | None', True), ('_function_of', 'dict[int, cst.FunctionDef | None] | None', True), ('_version_tests', 'dict[int, bool]', ('None', False, True, True, True, None, True, False)))),
         devlint__analysis__facts__FileFacts,
     ),
-    'devlint.analysis.facts.Loop': (
-        (False, False, True, False, (), (('node', 'cst.For | cst.While', False), ('over_loader', 'bool', True), ('stepping', 'Callable[[str], bool] | None', True), ('_trains', 'bool | None', True), ('_bound', 'frozenset[str] | None', True), ('_training_tests', 'frozenset[str] | None', True), ('_step_gates', 'frozenset[str] | None', True))),
-        devlint__analysis__facts__Loop,
-    ),
     'devlint.analysis.facts.Mix': (
         (False, False, True, False, (), (('node', 'cst.CSTNode', False), ('operands', 'tuple[Operand, ...]', False), ('site', 'Site', False))),
         devlint__analysis__facts__Mix,
@@ -2259,6 +2255,10 @@ METHODS = {
     'devlint.analysis.interpreter.Records': (
         (False, False, True, False, (), (('values', 'dict[int, Value]', ('None', False, True, True, True, None, True, False)), ('calls', 'dict[int, CallRecord]', ('None', False, True, True, True, None, True, False)), ('mixes', 'dict[int, Mix]', ('None', False, True, True, True, None, True, False)), ('conditionals', 'dict[int, Conditional]', ('None', False, True, True, True, None, True, False)), ('attribute_stores', 'list[AttributeStore]', ('None', False, True, True, True, None, True, False)), ('attribute_loads', 'dict[int, tuple[str, str, str]]', ('None', False, True, True, True, None, True, False)), ('moved_receivers', 'set[int]', ('None', False, True, True, True, None, True, False)), ('definition_literals', 'set[int]', ('None', False, True, True, True, None, True, False)), ('device_named', 'set[int]', ('None', False, True, True, True, None, True, False)), ('pinning_dicts', 'dict[tuple[int, str], cst.DictElement]', ('None', False, True, True, True, None, True, False)), ('mps_assigned', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('mps_at_end', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('read_defaults', 'dict[int, cst.Call]', ('None', False, True, True, True, None, True, False)))),
         devlint__analysis__interpreter__Records,
+    ),
+    'devlint.analysis.loops.Loop': (
+        (False, False, True, False, (), (('node', 'cst.For | cst.While', False), ('over_loader', 'bool', True), ('stepping', 'Callable[[str], bool] | None', True), ('_trains', 'bool | None', True), ('_bound', 'frozenset[str] | None', True), ('_training_tests', 'frozenset[str] | None', True), ('_step_gates', 'frozenset[str] | None', True))),
+        devlint__analysis__loops__Loop,
     ),
     'devlint.analysis.mps_calls.OpCall': (
         (True, False, True, False, (), (('node', 'cst.Call', False), ('entry', 'CallEntry', False), ('where', 'Placement', False), ('placed', 'tuple[Step, ...]', True))),

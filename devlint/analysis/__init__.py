@@ -16,7 +16,8 @@ Where each question is decided:
   ``project_imports.py`` (the project's own modules next to the file, summarised by
   ``analyzer.summarize``; ``imports.py`` binds them).
 - "Is this ``if`` a CUDA guard?": ``guards.py`` (availability as a boolean value domain);
-  "is this code written for CUDA only?": ``requirements.py``.
+  "is this code written for CUDA only?": ``requirements.py``; "does this loop train, does
+  this branch run on every iteration?": ``loops.py``.
 - What rules read: the query API, ``facts.py`` (records, queries, the tables rules need)
   and ``values.py`` (the lattice), the only modules of the analysis rules import;
   ``analyzer.py`` assembles the interpreter and runs it all.

@@ -16,8 +16,9 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis import guards
-from devlint.analysis.facts import Branch, Conditional, Loop
+from devlint.analysis.facts import Branch, Conditional
 from devlint.analysis.interpreter import Env, Interpreter
+from devlint.analysis.loops import Loop
 from devlint.analysis.syntax import dotted_name, parameters
 from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu
 

@@ -17,8 +17,8 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, requirements, torch_api
-from devlint.analysis.facts import steps
 from devlint.analysis.interpreter import Context, Env, Interpreter, PendingBody
+from devlint.analysis.loops import steps
 from devlint.analysis.syntax import dotted_name, parameters
 from devlint.analysis.values import (
     ANY_DEVICE,
@@ -258,7 +258,7 @@ class Definitions:
 
     def steps(self, name: str, class_name: str | None = None) -> bool:
         """Whether this file's module-level function ``name`` steps an optimizer or runs
-        ``backward()`` in its own body (``facts.steps``), once per function. For
+        ``backward()`` in its own body (``loops.steps``), once per function. For
         ``self.name`` in a method of ``class_name``: that method of the class, of a base
         or of a subclass in this file (a base's loop calling the hook a subclass
         overrides: ``self.batch_update(x, y)``)."""

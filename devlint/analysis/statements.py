@@ -16,8 +16,9 @@ from typing import Any
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, torch_api
-from devlint.analysis.facts import Branch, Loop
+from devlint.analysis.facts import Branch
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
+from devlint.analysis.loops import Loop
 from devlint.analysis.syntax import dotted_name, string_value
 from devlint.analysis.values import (
     MPS,
