@@ -17,7 +17,8 @@ class UnguardedCudaCall(Rule):
 
     Code written to run with CUDA only is left alone: methods named for CUDA
     (`def cuda(self)`, `_replay_cuda_graph`), module-level functions named for CUDA that
-    the file never calls unguarded, functions the file only calls after a check, methods
+    the file never calls unguarded, functions the file only calls after a check (private
+    methods too: `self._fast_path(x)` only under `if x.device.type == "cuda":`), methods
     of a class whose `__init__` refuses to run without CUDA, branches on DDP
     `device_ids is not None`, modules that
     import a CUDA-only package (`triton`, `apex`, `megatron`, ...) at module level. So are

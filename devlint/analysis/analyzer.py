@@ -185,7 +185,13 @@ def decide_requirements(core: Interpreter, module: cst.Module) -> None:
     """File-wide *CUDA required*: functions held by their callers, stream-creating
     modules, CUDA integration libraries (requirements.py)."""
     if core.owned_records:
-        used = {owner for _, owner in core.owned_records if core.definitions.used_as_value(owner)}
+        owners = {owner for _, owner in core.owned_records}
+        methods = {owner for owner in owners if "." in owner}  # ``Class._name``
+        used = {owner for owner in owners - methods if core.definitions.used_as_value(owner)}
+        if methods:
+            used |= requirements.private_methods_reached_otherwise(
+                module, methods, core.local_calls
+            )
         requirements.callers_require_cuda(core.owned_records, core.local_calls, used)
     records = core.rec.calls.values()
     if core.statements.refuses_without_cuda and requirements.is_library_module(module):

@@ -19,6 +19,7 @@ from devlint.analysis.effects import is_float64
 from devlint.analysis.facts import CallRecord, Mix, Operand
 from devlint.analysis.interpreter import Env, Interpreter, Records, batch_of
 from devlint.analysis.project_imports import CallerCall
+from devlint.analysis.requirements import private_method
 from devlint.analysis.syntax import (
     changes_binding,
     computes_on_parameters,
@@ -194,6 +195,11 @@ class Calls:
             self.core.definitions.placing_functions.add(id(function))
         if type(func) is cst.Name and func.value in self.core.definitions.function_defs:
             self.core.local_calls.append((func.value, record.site, self.core.owner))
+        elif record.method is not None and _calls_on_self(func):
+            # ``self._helper(...)``: a call of the class's private method
+            method = private_method(record.site.class_name, record.method)
+            if method is not None:
+                self.core.local_calls.append((method, record.site, self.core.owner))
         site = record.site
         if (
             record.callee in torch_api.CUDA_ONLY_CALLS
@@ -412,6 +418,14 @@ class Calls:
         starred: list[Value],
     ) -> Value:
         function = node.func.value if type(node.func) is cst.Name else None
+        if function in ("all", "any") and callee.kind is Kind.UNKNOWN and len(node.args) == 1:
+            tested = node.args[0].value
+            if type(tested) in (cst.GeneratorExp, cst.ListComp):
+                # ``all(d.type == "cuda" for d in devices)``: each element a device test, so
+                # where it holds, CUDA is (one element of ``any``; all of ``all``)
+                element = self.core.rec.values.get(id(tested.elt), UNKNOWN)  # type: ignore[attr-defined]
+                if element.kind is Kind.GUARD:
+                    return element
         if function in _GUARD_PRESERVING and args and args[-1].kind is Kind.GUARD:
             # ``len(torch.cuda.default_generators) > 0``; ``list(range(device_count()))``
             # is empty exactly where CUDA is absent, so it tests and iterates like the count.
@@ -659,6 +673,13 @@ class Calls:
             self.inline_depth -= 1
             self.core.cuda_required, self.core.exits_without_cuda = saved_flow
             self.core.env, self.core.rec, self.core.pending, self.core.returns = saved
+
+
+def _calls_on_self(func: cst.BaseExpression) -> bool:
+    """``self.m`` as the function of a call."""
+    return (
+        type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"
+    )
 
 
 def _code_size(body: cst.IndentedBlock) -> int:

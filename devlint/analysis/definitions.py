@@ -173,7 +173,11 @@ class Definitions:
             self.function_defs[node.name.value] = node
         owner = self.core.owner
         if ctx.function is None:
-            owner = node.name.value if at_module else None
+            owner = (
+                node.name.value
+                if at_module
+                else requirements.private_method(class_name, node.name.value)
+            )
         context = Context(guarded=guarded, class_name=class_name, branches=ctx.branches)
         closure = dict(self.core.env) if ctx.function is not None else None
         item = PendingBody(node, context, self.core.cuda_required, owner, closure)

@@ -14,7 +14,9 @@ pin_memory (DEV005) keep to guards. It holds
 - in a method named for CUDA (``def cuda(self)``, ``def _replay_cuda_graph``);
 - in a module-level function named for CUDA that this file never calls from code where
   CUDA is not required, and in one that this file calls, only from such code (and never
-  uses as a value): its callers hold the precondition (``callers_require_cuda``);
+  uses as a value): its callers hold the precondition (``callers_require_cuda``); so too
+  in a private method (``def _replay(self)``) that its class calls only as
+  ``self._replay(...)``, only from such code (``if x.device.type == "cuda":``);
 - everywhere in a module that imports a ``torch_api.CUDA_ONLY_PACKAGES`` package at module
   level, unconditionally or under ``if is_..._available():`` (not inside ``try``, which
   means an optional dependency);
@@ -86,6 +88,54 @@ def is_library_module(module: cst.Module) -> bool:
     return True
 
 
+def private_method(class_name: str | None, name: str) -> str | None:
+    """``Class._name`` for a private method (``def _name(self)``, not a dunder): the
+    owner its records are held under for *CUDA required* (requirements.py)."""
+    if class_name is None or not name.startswith("_") or name.endswith("__"):
+        return None
+    return f"{class_name}.{name}"
+
+
+def private_methods_reached_otherwise(
+    module: cst.Module, owners: set[str], local_calls: list[tuple[str, Site, str | None]]
+) -> set[str]:
+    """Of the private methods ``owners`` (``Class._name``), those this file reaches other
+    than by ``self._name(...)`` in their own class: a reference that is not such a call
+    (``obj._name()``, ``super()._name()``, ``f = self._name``), or ``self._name(...)`` in
+    another class. Their callers are not all in sight."""
+    by_name: dict[str, set[str]] = {}
+    for owner in owners:
+        by_name.setdefault(owner.split(".", 1)[1], set()).add(owner)
+    reached = {
+        owner
+        for key, _, _ in local_calls
+        if "." in key
+        for owner in by_name.get(key.split(".", 1)[1], ())
+        if owner != key
+    }
+    scan = _PrivateReferences(frozenset(by_name))
+    module.visit(scan)
+    return reached | {owner for name in scan.other_uses for owner in by_name[name]}
+
+
+class _PrivateReferences(cst.CSTVisitor):
+    """The method names (of ``names``) referenced other than as ``self.<name>(...)``."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names, self.self_calls, self.other_uses = names, set[int](), set[str]()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in self.names:
+            receiver = func.value
+            self_call = isinstance(receiver, cst.Name) and receiver.value == "self"
+            self.self_calls.update([id(func)] if self_call else [])
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in self.names and id(node) not in self.self_calls:
+            self.other_uses.add(node.attr.value)
+
+
 def callers_require_cuda(
     owned: list[tuple[CallRecord, str]],
     local_calls: list[tuple[str, Site, str | None]],
@@ -112,7 +162,7 @@ def callers_require_cuda(
         changed = False
         for name in candidates - required - used_as_value:
             sites = [(site, owner) for site, owner in callers.get(name, []) if owner != name]
-            if (sites or is_cuda_contract_name(name)) and all(
+            if (sites or is_cuda_contract_name(name.rsplit(".", 1)[-1])) and all(
                 site.guarded or site.cuda_required or owner in required for site, owner in sites
             ):
                 required.add(name)
