@@ -37,8 +37,9 @@ class Loop:
     def trains(self) -> bool:
         """A training loop: its body steps an optimizer or runs ``backward()`` (not an
         evaluation or sampling loop). A loop over a loader trains where a loop nested in it
-        steps (``for _ in range(n_critic)``); any other loop only by its own steps: an epoch
-        loop around a training loop runs its own statements once per epoch."""
+        steps (``for _ in range(n_critic)``); any other loop only by its own steps (a loop
+        in it that steps each optimizer it iterates over is one of them): an epoch loop
+        around a training loop runs its own statements once per epoch."""
         if self._trains is None:
             finder = _TrainingStep(nested=self.over_loader, stepping=self.stepping)
             self.node.body.visit(finder)
@@ -51,9 +52,9 @@ class Loop:
 
         Its test must be a setting fixed before the loop (``if is_train:``,
         ``if config["log"]:``, ``if phase == Phase.TRAIN:``), made of names the loop does
-        not bind, attributes, constant subscripts, ``not``, ``and``/``or`` and
-        comparisons; a counter test (``if step % 100 == 0:``) or a call varies (periodic
-        logging). And where the loop trains only under that test (a loop shared by
+        not bind, attributes, constant subscripts, ``not``, ``and``/``or``, comparisons
+        and conversions (``int(version[0])``); a counter test (``if step % 100 == 0:``)
+        or another call varies (periodic logging). And where the loop trains only under that test (a loop shared by
         training and validation), its ``else`` is the validation pass. The body of an
         ``if`` that steps the optimizer after a ``backward()`` outside it (gradient
         accumulation) runs on every training step, whatever its test.
@@ -105,7 +106,19 @@ def _fixed(expr: cst.BaseExpression, bound: frozenset[str]) -> bool:
         return _fixed(expr.left, bound) and all(
             _fixed(target.comparator, bound) for target in expr.comparisons
         )
+    if kind is cst.Call:  # ``int(version[0]) > 0``: a conversion of a setting is one too
+        assert isinstance(expr, cst.Call)
+        func = expr.func
+        return (
+            isinstance(func, cst.Name)
+            and func.value in _CONVERSIONS
+            and bool(expr.args)
+            and all(arg.keyword is None and _fixed(arg.value, bound) for arg in expr.args)
+        )
     return False
+
+
+_CONVERSIONS = frozenset({"int", "float", "str", "bool", "len"})
 
 
 class _LoopScan:
@@ -203,6 +216,24 @@ def _runs_backward(node: cst.CSTNode) -> bool:
     return False
 
 
+def _steps_each(loop: cst.For) -> bool:
+    """A loop over optimizers that steps each (``for opt, sched in zip(optimizers,
+    schedulers): opt.step()``): one training step of the loop around it, not a loop of its
+    own."""
+    target = loop.target
+    targets = [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
+    names = {t.value for t in targets if isinstance(t, cst.Name)}
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+    for line in body:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            call = small.value if isinstance(small, cst.Expr) else None
+            if isinstance(call, cst.Call) and not call.args and _called_method(small) == "step":
+                receiver = call.func.value  # type: ignore[attr-defined]
+                if isinstance(receiver, cst.Name) and receiver.value in names:
+                    return True
+    return False
+
+
 def _called_method(small: cst.BaseSmallStatement) -> str | None:
     """``backward`` for ``loss.backward()`` as a statement: the method a call statement calls."""
     call = small.value if type(small) is cst.Expr else None
@@ -247,6 +278,8 @@ class _TrainingStep(cst.CSTVisitor):
         return not self.found
 
     def visit_For(self, node: cst.For) -> bool:
+        if not self.nested and not self.found:
+            self.found = _steps_each(node)  # ``for opt in optimizers: opt.step()``
         return self.nested and not self.found
 
     def visit_While(self, node: cst.While) -> bool:
