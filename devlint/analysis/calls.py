@@ -420,10 +420,10 @@ class Calls:
         function = node.func.value if type(node.func) is cst.Name else None
         if function in ("all", "any") and callee.kind is Kind.UNKNOWN and len(node.args) == 1:
             tested = node.args[0].value
-            if type(tested) in (cst.GeneratorExp, cst.ListComp):
+            if isinstance(tested, cst.GeneratorExp | cst.ListComp):
                 # ``all(d.type == "cuda" for d in devices)``: each element a device test, so
                 # where it holds, CUDA is (one element of ``any``; all of ``all``)
-                element = self.core.rec.values.get(id(tested.elt), UNKNOWN)  # type: ignore[attr-defined]
+                element = self.core.rec.values.get(id(tested.elt), UNKNOWN)
                 if element.kind is Kind.GUARD:
                     return element
         if function in _GUARD_PRESERVING and args and args[-1].kind is Kind.GUARD:

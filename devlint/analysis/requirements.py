@@ -126,10 +126,10 @@ class _PrivateReferences(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in self.names:
-            receiver = func.value
-            self_call = isinstance(receiver, cst.Name) and receiver.value == "self"
-            self.self_calls.update([id(func)] if self_call else [])
+        if not isinstance(func, cst.Attribute) or func.attr.value not in self.names:
+            return
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            self.self_calls.add(id(func))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in self.names and id(node) not in self.self_calls:
