@@ -24,7 +24,9 @@ class BatchNotMoved(Rule):
     the moved model called on the unmoved input.
 
     ## Why is this bad?
-    A `DataLoader` yields CPU tensors. Mixing them with CUDA tensors raises
+    A `DataLoader` yields CPU tensors (unless its dataset holds device tensors or its
+    `collate_fn`, a function of the file, moves what it collates). Mixing them with CUDA
+    tensors raises
     `RuntimeError: Expected all tensors to be on the same device, but found at least
     two devices, cuda:0 and cpu!` on the first batch, but only on a GPU machine.
 

@@ -146,10 +146,14 @@ class Effects:
 
     def collated_on(self, node: cst.Call) -> Placement:
         """``collate_fn=batcher(device)``: a function of this file, given a device, whose
-        body moves what it collates: the batches are on that device."""
+        body moves what it collates: the batches are on that device. ``collate_fn=collate``,
+        a function of this file that moves what it collates: wherever it moves them."""
         collate = next(
             (a.value for a in node.args if a.keyword and a.keyword.value == "collate_fn"), None
         )
+        if type(collate) is cst.Name:
+            function = self.core.definitions.function_defs.get(collate.value)
+            return ANY_DEVICE if function is not None and moves_to_a_device(function) else None
         if type(collate) is not cst.Call or type(collate.func) is not cst.Name:
             return None
         factory = self.core.definitions.function_defs.get(collate.func.value)
