@@ -43,7 +43,7 @@ class Loop:
         if self._trains is None:
             finder = _TrainingStep(nested=self.over_loader, stepping=self.stepping)
             self.node.body.visit(finder)
-            self._trains = finder.found
+            self._trains = finder.steps
         return self._trains
 
     def every_training_iteration(self, test: cst.BaseExpression, taken: bool) -> bool:
@@ -247,7 +247,7 @@ def steps(function: cst.FunctionDef) -> bool:
     ``backward()``: ``def backwards(loss, optimizer): loss.backward(); optimizer.step()``."""
     finder = _TrainingStep(nested=False)
     function.body.visit(finder)
-    return finder.found
+    return finder.steps
 
 
 class _TrainingStep(cst.CSTVisitor):
@@ -262,6 +262,16 @@ class _TrainingStep(cst.CSTVisitor):
         self.found = False
         self.nested = nested  # look into nested loops
         self.stepping = stepping  # whether one of this file's functions steps
+        # Not looking into nested loops: one that steps each optimizer it iterates over
+        # (``for opt in optimizers: opt.step()``), and one that steps on its own (the
+        # training loop of an epoch loop, where such a loop only steps the schedulers).
+        self.steps_each = self.inner_steps = False
+
+    @property
+    def steps(self) -> bool:
+        """Whether the code visited steps: itself, or by a loop over its optimizers where
+        no other loop in it steps on its own."""
+        return self.found or (self.steps_each and not self.inner_steps)
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
@@ -278,9 +288,31 @@ class _TrainingStep(cst.CSTVisitor):
         return not self.found
 
     def visit_For(self, node: cst.For) -> bool:
-        if not self.nested and not self.found:
-            self.found = _steps_each(node)  # ``for opt in optimizers: opt.step()``
+        if not self.nested and _steps_each(node):
+            self.steps_each = True  # ``for opt in optimizers: opt.step()``
+        elif not self.nested:
+            self.inner_steps = self.inner_steps or _steps_an_optimizer(node)
         return self.nested and not self.found
 
     def visit_While(self, node: cst.While) -> bool:
+        if not self.nested:
+            self.inner_steps = self.inner_steps or _steps_an_optimizer(node)
         return self.nested and not self.found
+
+
+class _OptimizerStep(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "step" and not node.args:
+            self.found = True
+        return not self.found
+
+
+def _steps_an_optimizer(loop: cst.For | cst.While) -> bool:
+    """Whether a loop's body, nested loops included, calls ``x.step()``."""
+    finder = _OptimizerStep()
+    loop.body.visit(finder)
+    return finder.found
