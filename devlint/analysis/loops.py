@@ -227,11 +227,18 @@ def _steps_each(loop: cst.For) -> bool:
     for line in body:
         for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
             call = small.value if isinstance(small, cst.Expr) else None
-            if isinstance(call, cst.Call) and not call.args and _called_method(small) == "step":
+            if isinstance(call, cst.Call) and _is_optimizer_step(call):
                 receiver = call.func.value  # type: ignore[attr-defined]
                 if isinstance(receiver, cst.Name) and receiver.value in names:
                     return True
     return False
+
+
+def _is_optimizer_step(call: cst.Call) -> bool:
+    """``x.step()``: an optimizer's (or a scheduler's) step takes no argument; an
+    environment's ``env.step(action)`` is a rollout's, not a training step."""
+    func = call.func
+    return type(func) is cst.Attribute and func.attr.value == "step" and not call.args
 
 
 def _called_method(small: cst.BaseSmallStatement) -> str | None:
@@ -252,11 +259,7 @@ def steps(function: cst.FunctionDef) -> bool:
 
 class _TrainingStep(cst.CSTVisitor):
     """Finds ``loss.backward()``, ``optimizer.step()``, ``scaler.scale(loss).backward()``,
-    and calls of this file's functions that do.
-
-    An optimizer's (and a scheduler's) ``step()`` takes no argument; an environment's
-    ``env.step(action)`` is a rollout's, not a training step.
-    """
+    and calls of this file's functions that do."""
 
     def __init__(self, nested: bool, stepping: Callable[[str], bool] | None = None) -> None:
         self.found = False
@@ -276,7 +279,7 @@ class _TrainingStep(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
         method = func.attr.value if type(func) is cst.Attribute else None
-        if method == "backward" or (method == "step" and not node.args):
+        if method == "backward" or _is_optimizer_step(node):
             self.found = True
         elif not self.found and self.stepping is not None:
             if type(func) is cst.Name:
@@ -305,9 +308,7 @@ class _OptimizerStep(cst.CSTVisitor):
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "step" and not node.args:
-            self.found = True
+        self.found = self.found or _is_optimizer_step(node)
         return not self.found
 
 
