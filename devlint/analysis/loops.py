@@ -184,7 +184,8 @@ class _LoopScan:
                 self.bind(target.target)
         elif kind is cst.AugAssign or kind is cst.AnnAssign:
             self.bind(small.target)  # type: ignore[attr-defined]
-        return _called_method(small) in ("backward", "step")
+        method = _called_method(small)
+        return method == "backward" or (method == "step" and _steps_optimizer(small.value))  # type: ignore[attr-defined]
 
     def bind(self, target: cst.BaseExpression) -> None:
         if type(target) in (cst.Tuple, cst.List):
@@ -232,6 +233,16 @@ def _steps_each(loop: cst.For) -> bool:
                 if isinstance(receiver, cst.Name) and receiver.value in names:
                     return True
     return False
+
+
+def _steps_optimizer(call: cst.Call) -> bool:
+    """``optimizer.step()`` or ``scaler.step(optimizer)``; not ``scheduler.step(loss.item())``
+    (a plateau scheduler's step takes the metric, a value, not an optimizer)."""
+    if not call.args:
+        return True
+    if len(call.args) != 1 or call.args[0].keyword is not None:
+        return False
+    return type(call.args[0].value) in (cst.Name, cst.Attribute)
 
 
 def _is_optimizer_step(call: cst.Call) -> bool:
