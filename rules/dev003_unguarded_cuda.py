@@ -45,7 +45,11 @@ class UnguardedCuda(Rule):
     call) outside every guard: one never used, used only where CUDA is available, or
     replaced by the CPU under `if not torch.cuda.is_available():` is not. An object of
     a class in the file whose own `cuda()` moves its tensors (`sampler.cuda()`) places
-    them too; a class whose `cuda()` moves nothing does not.
+    them too; a class whose `cuda()` moves nothing does not. A CUDA device kept as data
+    (`types.SimpleNamespace(device="cuda")`, `dict(device="cuda")`, a class of the file
+    that only stores it) or given only to a torch API that places nothing
+    (`torch.cuda.set_device(device)`, `dist.init_process_group(device_id=device)`) is
+    not a placement; one a class of the file places with is reported where it is written.
 
     ## Why is this bad?
     On a machine without an NVIDIA GPU, such as a laptop, a CI runner or an Apple Silicon
@@ -162,7 +166,7 @@ class UnguardedCuda(Rule):
         or (None, literal) for a CUDA default that reaches it through a name. A device
         passed on to one of this file's functions is placed (or not) in its body."""
         node = call.node
-        passes_to_local_function = facts.value_of(node.func).kind is Kind.FUNCTION
+        passes_to_local_function = facts.value_of(node.func).kind in (Kind.FUNCTION, Kind.CLASS)
         if call.method == "cuda" and call.receiver is not None:
             if may_be_placed(call.receiver) and _is_torch_cuda_signature(call):
                 fix = _to(node) or mappers.get(id(node))
@@ -176,7 +180,9 @@ class UnguardedCuda(Rule):
             placed.append((node.args[0].value, call.args[0], "to"))
         elif call.callee == "torch.device" and call.args and is_index(call.args[0]):
             placed.append((node.args[0].value, call.args[0], "torch.device"))
-        for arg in node.args if places_by_keyword(call.callee) else ():
+        for arg in (
+            node.args if places_by_keyword(call.callee) and not passes_to_local_function else ()
+        ):
             keyword = arg.keyword.value if arg.keyword is not None else None
             if keyword in PLACEMENT_KEYWORDS:
                 placed.append((arg.value, call.keywords[keyword], keyword))

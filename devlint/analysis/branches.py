@@ -144,12 +144,15 @@ class Branches:
             self.core.cuda_required = required or ids_test > 0
             self.refine(placement, +1)
             self.refine_to_none(node.test, +1)
-            self.refine_to_tensor(node.test)
+            host_typed = self.refine_by_type(node.test)
             self.drop_checked_default(node.test)
             followed = self.follow_flag(flag, +1)
             narrowed = node.orelse is None and test.kind is Kind.GUARD
             refined = dict(self.core.env) if narrowed else {}
             body_exits = self.core.statements.suite(node.body)
+            if host_typed is not None and self.core.env.get(host_typed[0]) is host_typed[2]:
+                # Not rebound: past the ``if``, the same object as before it.
+                self.core.env[host_typed[0]] = host_typed[1]
         body_env, body_required = self.core.env, self.core.cuda_required
         self.core.env = dict(before)
         backends = ctx.backends_tested
@@ -287,19 +290,52 @@ class Branches:
         if polarity == branch and name is not None and dotted_name(compared) == "None":
             self.core.env[name] = Value(Kind.CONSTANT, constant=None)
 
-    def refine_to_tensor(self, test: cst.BaseExpression) -> None:
+    def refine_by_type(self, test: cst.BaseExpression) -> tuple[str, Value, Value] | None:
         """``if torch.is_tensor(v):`` / ``isinstance(v, torch.Tensor)`` (or the left of an
-        ``and``): in the body, ``v`` is a tensor, wherever it is."""
+        ``and``): in the body, ``v`` is a tensor, wherever it is. ``isinstance(v, list)``
+        (``np.ndarray``, ``str``...): there, ``v`` is no tensor, so nothing is known of
+        where it is: that name, its value before and the one in the body, returned.
+        """
         while type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
             test = test.left
         record = self.core.rec.calls.get(id(test))
         if record is None or not record.args or type(test) is not cst.Call:
-            return
+            return None
+        name = dotted_name(test.args[0].value)
+        if name is None:
+            return None
         if record.callee == "torch.is_tensor" or (
             dotted_name(test.func) == "isinstance"
             and len(record.args) == 2
             and record.args[1].qualname == "torch.Tensor"
         ):
-            name = dotted_name(test.args[0].value)
-            if name is not None and (self.core.lookup(name) or UNKNOWN).kind is Kind.UNKNOWN:
+            if (self.core.lookup(name) or UNKNOWN).kind is Kind.UNKNOWN:
                 self.core.env[name] = Value(Kind.TENSOR)
+        elif dotted_name(test.func) == "isinstance" and len(test.args) == 2:
+            types = test.args[1].value
+            elements = [e.value for e in types.elements] if type(types) is cst.Tuple else [types]
+            before = self.core.lookup(name)
+            if before is not None and elements and all(self._host_type(e) for e in elements):
+                narrowed = self.core.env[name] = Value(Kind.UNKNOWN)
+                return name, before, narrowed
+        return None
+
+    def _host_type(self, node: cst.BaseExpression) -> bool:
+        """A type whose instances are never tensors: a builtin (``list``, ``str``), or
+        NumPy's array and scalar types."""
+        if type(node) is cst.Name:
+            return node.value in _HOST_TYPES and self.core.lookup(node.value) is None
+        name = dotted_name(node)
+        if name is None or "." not in name:
+            return False
+        head, rest = name.split(".", 1)
+        value = self.core.lookup(head)  # ``np`` of ``np.ndarray``
+        if value is None or value.kind is not Kind.IMPORTED or value.qualname is None:
+            return False
+        return f"{value.qualname}.{rest}" in _NUMPY_TYPES
+
+
+_HOST_TYPES = frozenset(
+    {"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex"}
+)
+_NUMPY_TYPES = frozenset({"numpy.ndarray", "numpy.generic", "numpy.number"})

@@ -93,6 +93,18 @@ class Calls:
         args: list[Value] = []
         keywords: dict[str, Value] = {}
         starred: list[Value] = []
+        # ``torch.cuda.set_device(device)``, ``dist.init_process_group(device_id=device)``:
+        # a torch API that computes nothing places nothing with the device it is given.
+        reading, places_nothing = (
+            self.core.comparing,
+            (
+                callee_value is not None
+                and callee_value.kind is Kind.IMPORTED
+                and callee_value.qualname is not None
+                and not torch_api.places_by_keyword(callee_value.qualname)
+            ),
+        )
+        self.core.comparing = reading or places_nothing
         for arg in node.args:
             value = self.core.expressions.expr(arg.value)
             if (
@@ -107,9 +119,18 @@ class Calls:
                 starred.append(value)
             else:
                 args.append(value)
+        self.core.comparing = reading
         imported = callee_value is not None and callee_value.kind is Kind.IMPORTED
         callee = callee_value.qualname if imported and callee_value is not None else None
-        record = CallRecord(node, callee, method, receiver, tuple(args), keywords, self.core.site())
+        named = callee
+        if (
+            callee is None
+            and type(func) is cst.Name
+            and func.value in _RECORDED_BUILTINS
+            and self.core.lookup(func.value) is None
+        ):
+            named = f"builtins.{func.value}"  # ``dict(device="cuda")``: a record
+        record = CallRecord(node, named, method, receiver, tuple(args), keywords, self.core.site())
         if starred and self.core.rec.pinning_dicts:
             record.pinned_by = self.unpacked_pin(node)
         self.core.rec.calls[id(node)] = record
@@ -463,7 +484,9 @@ class Calls:
         placement is where its items are: ``datasets.py``). An object whose class has a
         base this file cannot see (``class G(models.Generator):``) is of unknown kind."""
         core = self.core
-        if core.returns is None and callee.qualname and not self.in_self_test():
+        if callee.qualname is None:
+            return UNKNOWN  # ``Model = GPT if fine else FineGPT``: one of several classes
+        if core.returns is None and not self.in_self_test():
             constructed = core.definitions.constructor_args.setdefault(callee.qualname, [])
             constructed.append((tuple(args), dict(keywords)))
         if callee.qualname in core.definitions.module_classes:
@@ -519,6 +542,8 @@ class Calls:
             # An unknown callable (a parameter ``model``, ``self.net``): a loss-like name
             # combines its inputs; anything else returns a result on their device.
             callee_name = dotted_name(node.func) or ""
+            if name_guesses.names_a_class(callee_name):
+                return UNKNOWN  # ``cls(config)``, ``ModelClass(checkpoint["args"])``: an object
             if name_guesses.is_loss_like_name(callee_name):
                 return self.core.expressions.combine(node, inputs)
             if not name_guesses.follows_its_inputs(callee_name):
@@ -532,6 +557,8 @@ class Calls:
             return Value(Kind.TENSOR, where) if may_be_accelerator(where) else UNKNOWN
         if callee.kind not in (Kind.MODULE, Kind.UNKNOWN, Kind.TENSOR):
             return UNKNOWN
+        if callee.qualname in torch_api.HOST_ARGUMENT_CALLS:  # ``nn.CTCLoss()(log_probs, ...)``
+            inputs = inputs[: torch_api.HOST_ARGUMENT_CALLS[callee.qualname]]
         if callee.stateless or callee.where is None:
             return self.core.expressions.combine(node, inputs)
         if callee.qualname in torch_api.INPUT_MOVING_WRAPPERS and "mps" not in callee.where:
@@ -736,3 +763,6 @@ def _is_cuda_template(value: Value) -> bool:
         and isinstance(text, str)
         and text.startswith("cuda:")
     )
+
+
+_RECORDED_BUILTINS = frozenset({"dict"})

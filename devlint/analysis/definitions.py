@@ -366,7 +366,7 @@ class Definitions:
                 if value.kind is Kind.MODULE and (owner_is_module or value.where == CPU):
                     # Submodules move with the module that owns them (whose base class may be
                     # one we cannot see): only an explicit move of the attribute is kept.
-                    value = Value(Kind.MODULE, stateless=value.stateless)
+                    value = Value(Kind.MODULE, qualname=value.qualname, stateless=value.stateless)
                 env[key] = value
                 self.core.remember(key)
         self.core.env = env

@@ -223,7 +223,9 @@ class Effects:
         if device is None:
             where = self.core.default_device
         stateless = torch_api.is_stateless_module(callee)
-        return Value(Kind.MODULE, where, stateless=stateless, built_by=node)
+        # Named where calling it takes some inputs on the host (``nn.CTCLoss``).
+        qualname = callee if callee in torch_api.HOST_ARGUMENT_CALLS else None
+        return Value(Kind.MODULE, where, qualname=qualname, stateless=stateless, built_by=node)
 
     def parameter(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
@@ -374,10 +376,20 @@ class Effects:
         origins = (node,) if where == CPU else ()
         return Value(Kind.TENSOR, where, scalar=scalar, origins=origins)
 
+    def imported(
+        self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        """``torch = pytest.importorskip("torch")``: the module, as ``import torch`` binds it."""
+        named = args[0].constant if args and args[0].kind is Kind.CONSTANT else None
+        return Value(Kind.IMPORTED, qualname=named) if isinstance(named, str) and named else UNKNOWN
+
     def operation(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
-        return self.core.expressions.combine(node, list(self.tensor_operands(node)))
+        operands = list(self.tensor_operands(node))
+        if callee in torch_api.HOST_ARGUMENT_CALLS:  # ``F.ctc_loss(log_probs, targets, ...)``
+            operands = operands[: torch_api.HOST_ARGUMENT_CALLS[callee]]
+        return self.core.expressions.combine(node, operands)
 
     def converts_images(self, pipeline: cst.Call) -> bool:
         """A ``Compose([...])`` whose list holds an image-to-tensor transform."""
@@ -421,6 +433,7 @@ EffectHandler = Callable[[Effects, cst.Call, str, list[Value], dict[str, Value]]
 HANDLERS: dict[Effect, EffectHandler] = {
     Effect.AVAILABILITY: Effects.availability,
     Effect.SKIP_DECORATOR: Effects.skip_decorator,
+    Effect.IMPORT: Effects.imported,
     Effect.DEVICE: Effects.device,
     Effect.ACCELERATOR: Effects.accelerator,
     Effect.LOADER: Effects.loader,

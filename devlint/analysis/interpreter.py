@@ -194,7 +194,9 @@ class Interpreter:
         self.pending: list[PendingBody] = []
         self.attribute_parents: set[str] = set()  # ``a``, ``a.b`` for every ``a.b.c`` held
         self.module_done = False  # the module's top-level code has been analysed
-        self.comparing = False  # in a comparison's operands: a device read there places nothing
+        # In a comparison's operands, or the arguments of a torch API that computes nothing
+        # (``torch.cuda.set_device(device)``): a device read there places nothing.
+        self.comparing = False
         self.returns: list[Value] | None = None  # return values, while inlining
         # *CUDA required* (requirements.py): the flag on the current path, flow state that
         # is joined after branches like the environment.

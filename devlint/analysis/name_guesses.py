@@ -177,6 +177,15 @@ def follows_its_inputs(callee_name: str) -> bool:
     return not _HOST_CONVERTER.search(callee_name.rsplit(".", 1)[-1])
 
 
+# A callable of unknown kind named like a class (``ModelClass(conf)``, ``Net(args)``, a
+# classmethod's ``cls(...)``) constructs an object: not a result on its inputs' device
+# (coqui TTS's bark loader, ``model = ModelClass(gptconf); model.to(device)``: stop 37's
+# corpus sweep). PEP 8 names classes in CapWords.
+def names_a_class(callee_name: str) -> bool:
+    leaf = callee_name.rsplit(".", 1)[-1]
+    return leaf == "cls" or (leaf[:1].isupper() and any(c.islower() for c in leaf))
+
+
 # A method named ``cuda``, ``to`` or ``_apply`` (a class overriding torch's) forwards to
 # ``Module.cuda``/``Tensor.cuda``: the placements it makes are its callers' to guard, not
 # its own (DEV003, since the first engine).

@@ -220,6 +220,9 @@ NON_TENSOR_NAMESPACES = (
     "torch.nn.init.",
     "torch.optim.",
     "torch.autograd.",
+    "torch.distributions.",  # a distribution object, not a tensor (its samples are)
+    "torch.finfo",
+    "torch.iinfo",
     "torch.save",
     "torch.manual_seed",
     "torch.set_",
@@ -382,6 +385,8 @@ NON_TENSOR_ATTRIBUTES = frozenset(
         "shape", "dtype", "device", "ndim", "layout", "names", "requires_grad", "is_leaf",
         "grad_fn", "is_cuda", "is_mps", "is_cpu", "is_sparse", "is_quantized", "is_meta",
         "itemsize", "nbytes", "output_hidden_states", "output_attentions",
+        # a diffusers pipeline's output: PIL images / NumPy arrays unless ``output_type="pt"``
+        "images", "frames", "audios",
     }
 )  # fmt: skip
 
@@ -466,6 +471,13 @@ NON_TENSOR_BUILTINS = frozenset(
 FILL_METHODS = {
     "fill_": 0, "fill_diagonal_": 0, "masked_fill": 1, "masked_fill_": 1,
     "index_fill": 2, "index_fill_": 2,
+}  # fmt: skip
+
+# Torch calls (and the modules that make them) that take some tensor arguments on the
+# host: how many leading positional arguments must share the device. The CTC loss reads
+# its targets and lengths from CPU tensors (cuDNN's path requires them there).
+HOST_ARGUMENT_CALLS = {
+    "torch.nn.CTCLoss": 1, "torch.nn.functional.ctc_loss": 1, "torch.ctc_loss": 1,
 }  # fmt: skip
 
 # Tensor methods that take other tensors without requiring them on the same device.
@@ -587,6 +599,7 @@ class Effect(Enum):
     ACCELERATE = "accelerate"  # ``accelerate.Accelerator()``: an object that places
     PREPARE = "prepare"  # ``accelerator.prepare(model, loader)``: each on its device
     LIGHTNING = "lightning"  # ``L.Fabric(accelerator="cuda")``: places; may require CUDA
+    IMPORT = "import"  # ``torch = pytest.importorskip("torch")``: the module named
 
 
 _EXACT_EFFECTS: dict[str, Effect] = {
@@ -599,6 +612,8 @@ _EXACT_EFFECTS: dict[str, Effect] = {
     **dict.fromkeys(IMAGE_TO_TENSOR_FUNCTIONS, Effect.IMAGE_TO_TENSOR),
     **dict.fromkeys(IMAGE_TO_TENSOR | TRANSFORM_PIPELINES, Effect.TRANSFORM),
     "torch.load": Effect.LOAD,
+    "pytest.importorskip": Effect.IMPORT,
+    "importlib.import_module": Effect.IMPORT,
     **dict.fromkeys(PARAMETER_WRAPPERS, Effect.PARAMETER),
     **dict.fromkeys(IDENTITY_WRAPPERS, Effect.IDENTITY),
     **dict.fromkeys(ACCELERATOR_CLASSES, Effect.ACCELERATE),
@@ -670,7 +685,19 @@ DTYPE_METHODS = {
 }  # fmt: skip
 
 
+# Calls that only hold their keywords as data: ``SimpleNamespace(device="cuda")`` is a
+# record of a setting, not a placement (the value is placed, if at all, where it is read).
+RECORD_CONSTRUCTORS = frozenset(
+    {"types.SimpleNamespace", "argparse.Namespace", "collections.OrderedDict", "builtins.dict"}
+)
+
+
 def places_by_keyword(callee: str | None) -> bool:
     """Whether ``device=`` / ``map_location=`` of a call place something: any call but a
-    torch API that computes nothing (``torch.amp.GradScaler(device=...)``, ``autocast``)."""
-    return callee is None or not callee.startswith("torch.") or call_effect(callee) is not None
+    torch API that computes nothing (``torch.amp.GradScaler(device=...)``, ``autocast``)
+    and a record (``dict(device="cuda")``, ``types.SimpleNamespace``)."""
+    if callee is None:
+        return True
+    if callee in RECORD_CONSTRUCTORS:
+        return False
+    return not callee.startswith("torch.") or call_effect(callee) is not None

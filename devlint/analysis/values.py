@@ -282,6 +282,8 @@ def join(a: Value, b: Value) -> Value:
     if a.kind in (Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT):
         if (a.qualname, a.constant) == (b.qualname, b.constant):
             return a
+        if a.kind is Kind.CLASS:
+            return Value(Kind.CLASS)  # one of two classes: what calling it makes is not known
         return Value(Kind.INTEGER) if is_index(a) and is_index(b) else UNKNOWN
     return Value(
         kind=a.kind,

@@ -44,6 +44,28 @@ def probed(source: str) -> list[tuple[int, str, str]]:
 
 
 CASES = {
+    "a_pipeline_output_holds_images_not_tensors": """
+        import torch
+        from diffusers import StableDiffusionPipeline
+
+        pipe = StableDiffusionPipeline.from_pretrained("x").to("cuda")
+        out = pipe("a cat")
+        probe(out.images[0])  # unknown unknown
+        probe(out.frames)  # unknown unknown
+    """,
+    "isinstance_of_a_host_type_knows_no_tensor_in_its_body": """
+        import numpy as np
+        import torch
+
+        def f(x):
+            wav = torch.randn(2).cuda()
+            x = torch.as_tensor(x).cuda()
+            if isinstance(wav, (list, np.ndarray)):
+                probe(wav)  # unknown unknown
+            probe(wav)  # tensor cuda
+            if isinstance(x, torch.Tensor):
+                probe(x)  # tensor cuda
+    """,
     "module_instances_need_evidence_of_cpu_parameters": """
         import torch
         from torch import nn

@@ -109,3 +109,62 @@ def test_a_flag_no_base_can_hold_stays_unguarded() -> None:
     source = INHERITED.format(extra=user_option, base="Base")
     row = source.splitlines().index("            batch = batch.cuda()") + 1
     assert reported_rows(source) == [row]
+
+
+RECORDS = """\
+import types
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass
+class Target:
+    device: str
+
+
+class Runner:
+    def __init__(self, device):
+        self.device = device
+
+    def run(self, x):
+        return x.to(self.device)
+
+
+def setup(rank):
+    device = torch.device("cuda", rank)
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", device_id=device)
+
+
+settings = types.SimpleNamespace(device="cuda")
+options = dict(device="cuda")
+target = Target(device="cuda")
+runner = Runner(device="cuda")
+"""
+
+
+def test_a_device_held_as_data_or_given_to_a_torch_api_that_places_nothing_is_not_placed() -> None:
+    """A namespace, a dict or a class of the file that only stores ``device="cuda"`` holds
+    a setting; a CUDA device handed only to ``set_device`` / ``init_process_group`` binds
+    the process to it (DEV011 reports those calls). The one class that places with the
+    device it is given is reported at the literal (unsloth's studio tests: stop 37's
+    corpus sweep; modded-nanogpt, nanoVLM: eval/blind34, blind35)."""
+    row = RECORDS.splitlines().index('runner = Runner(device="cuda")') + 1
+    assert reported_rows(RECORDS) == [row]
+
+
+def test_torch_imported_by_importorskip_is_torch() -> None:
+    """``torch = pytest.importorskip("torch")`` binds the module as ``import torch`` does:
+    its availability tests guard (unsloth's tests: stop 37's corpus sweep)."""
+    source = (
+        "import pytest\n\n"
+        'torch = pytest.importorskip("torch")\n\n\n'
+        '@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")\n'
+        "def test_on_gpu():\n"
+        "    assert torch.zeros(3).cuda().is_cuda\n\n\n"
+        "def test_anywhere():\n"
+        "    return torch.ones(2).cuda()\n"
+    )
+    assert reported_rows(source) == [12]

@@ -194,7 +194,9 @@ def test_legacy_tensor_types_test_placement_with_isinstance() -> None:
         assert not isinstance("tensor", torch.cuda.FloatTensor)
 
 
-def test_ctc_loss_takes_its_lengths_on_the_cpu() -> None:
+def test_ctc_loss_takes_its_targets_and_lengths_on_the_cpu() -> None:
+    """torch moves CPU targets to the log-probabilities' device itself (NVIDIA's aligner
+    loss in FastPitch and coqui TTS builds them with ``torch.arange`` on the CPU)."""
     import torch
 
     from devlint.verify.virtual import VirtualDevice
@@ -205,8 +207,10 @@ def test_ctc_loss_takes_its_lengths_on_the_cpu() -> None:
         lengths, target_lengths = torch.IntTensor([12, 12]), torch.IntTensor([4, 4])
         loss = torch.nn.CTCLoss()(log_probs, targets.cuda(), lengths, target_lengths)
         assert loss.is_cuda
+        loss = torch.nn.functional.ctc_loss(log_probs, targets, lengths, target_lengths)
+        assert loss.is_cuda
         with pytest.raises(RuntimeError, match=MIXED):
-            torch.nn.functional.ctc_loss(log_probs, targets, lengths, target_lengths)
+            loss + torch.ones(3)
 
 
 @pytest.mark.parametrize("kind", ["cuda", "mps"])
