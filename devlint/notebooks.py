@@ -119,13 +119,23 @@ def _cell_magic_name(line: str) -> str:
 def _add_cell(joined: _Joined, lines: list[str]) -> None:
     """Append one cell's lines, IPython syntax replaced where a statement starts."""
     pending: list[str] = []  # the lines since the last point known to start a statement
+    continued = False  # the line before was IPython syntax ending in a backslash
+    indent = ""
     for number, line in enumerate(lines):
         stripped = line.lstrip()
+        if continued:  # ``!tts --text ... \`` goes on: the same command, at its indent
+            joined.magics.append(_Magic(line))
+            joined.lines.append(f"{indent}pass{_TAG.format(len(joined.magics) - 1)}")
+            continued = stripped.rstrip().endswith("\\")
+            continue
         indent = line[: len(line) - len(stripped)]
         if not _may_be_ipython(stripped, cell_magic=number == 0) or _inside_statement(pending):
             joined.lines.append(line)
             pending.append(line)
             continue
+        continued = stripped.rstrip().endswith("\\")
+        if not any(earlier.strip() for earlier in lines[:number]):
+            indent = ""  # a cell's first line starts a statement (IPython drops its indent)
         pending = []
         joined.magics.append(_Magic(line))
         tag = _TAG.format(len(joined.magics) - 1)

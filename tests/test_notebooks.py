@@ -63,6 +63,18 @@ def test_magics_at_statement_starts_are_skipped_anywhere_in_a_cell() -> None:
     assert found(data) == [("DEV003", 1, 9, 5)]
 
 
+def test_shell_escapes_go_on_past_a_backslash_and_a_first_line_indent() -> None:
+    """``!tts ... \\`` with indented continuation lines, and a cell that starts with
+    `` !tts`` (IPython drops a cell's leading indent): shell, not Python (coqui TTS's
+    tutorials: stop 37's corpus sweep)."""
+    data = notebook(
+        "!tts --model_name en \\\n     --encoder_path x.pth \\\n     --out_path y.wav\n",
+        " !tts --text 'hi' \\\n    --out_path z.wav",
+        "import torch\nif True:\n    !echo a \\\n      b\n    x = torch.zeros(3).cuda()\n",
+    )
+    assert found(data) == [("DEV003", 3, 5, 9)]
+
+
 def test_time_magics_run_python_and_it_is_checked_at_its_own_columns() -> None:
     data = notebook(
         "import torch\n%time a = torch.zeros(3).cuda()\n%timeit -n 3 a.cuda()",

@@ -39,6 +39,7 @@ from devlint.analysis.values import (
     Step,
     Value,
     chain,
+    follow_operands,
     is_index,
     join,
     join_placements,
@@ -424,6 +425,8 @@ class Calls:
             or name_guesses.GUARD_FUNCTION_NAME.match(leaf)
         ):
             return guards.CUDA_AVAILABLE
+        if effect is None and name_guesses.MPS_GUARD_FUNCTION_NAME.match(leaf):
+            return guards.availability("mps")
         if effect is None:
             return UNKNOWN
         return self.core.effects.apply(effect, node, callee, args, keywords)
@@ -554,7 +557,10 @@ class Calls:
             where = frozenset().union(*known)
             # Given only CPU tensors, its result is where the callable is, which is not
             # known (a model on the GPU wrapped in ``DataParallel`` takes CPU batches).
-            return Value(Kind.TENSOR, where) if may_be_accelerator(where) else UNKNOWN
+            if not may_be_accelerator(where):
+                return UNKNOWN
+            followed = [v for _, v in inputs if v.kind in (Kind.TENSOR, Kind.UNKNOWN)]
+            return follow_operands(Value(Kind.TENSOR, where), followed)
         if callee.kind not in (Kind.MODULE, Kind.UNKNOWN, Kind.TENSOR):
             return UNKNOWN
         if callee.qualname in torch_api.HOST_ARGUMENT_CALLS:  # ``nn.CTCLoss()(log_probs, ...)``
@@ -577,7 +583,8 @@ class Calls:
             )
             self.core.rec.mixes[id(node)] = Mix(node, operands, self.core.site())
         computed = (Step(node, "computed by the model here"),) if callee.placed else ()
-        return Value(Kind.TENSOR, callee.where, placed=chain(callee.placed, computed))
+        result = Value(Kind.TENSOR, callee.where, placed=chain(callee.placed, computed))
+        return follow_operands(result, [callee])  # where the module is
 
     def own_method(self, func: cst.BaseExpression, method: str) -> cst.FunctionDef | None:
         """The method of this class that ``self.method(...)`` calls inside one of its
@@ -730,7 +737,7 @@ def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value
         # Given CPU tensors only, the method of a module on the device may compute with
         # its parameters there or move them itself (``x, y = model.parse_batch(batch)``).
         return UNKNOWN
-    return result
+    return follow_operands(result, [a for a in args if a.kind is Kind.TENSOR])
 
 
 def _on_devices_of(args: list[Value]) -> Value:

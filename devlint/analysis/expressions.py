@@ -39,6 +39,7 @@ from devlint.analysis.values import (
     Step,
     Value,
     chain,
+    follow_operands,
     is_none,
     join,
     join_placements,
@@ -304,7 +305,7 @@ class Expressions:
         scalar = all(v.scalar for _, v in tensors) and not _gives_shape(node)
         float64 = next((v.float64 for _, v in tensors if v.float64), "")
         placed = chain(*(v.placed for _, v in tensors if may_be_accelerator(v.where)))
-        return Value(
+        result = Value(
             Kind.TENSOR,
             where,
             from_batch=from_batch,
@@ -313,6 +314,7 @@ class Expressions:
             float64=float64,
             placed=placed,
         )
+        return follow_operands(result, [v for _, v in operands if v.kind in _FOLLOWING])
 
     def boolean_operation(self, node: cst.BooleanOperation) -> Value:
         left = self.expr(node.left)
@@ -421,7 +423,18 @@ class Expressions:
             if body.kind is Kind.DEVICE:
                 joined = replace(joined, placed=(Step(node, "device chosen here"),))
             return joined
-        return join(body, orelse)
+        joined = join(body, orelse)
+        if (
+            flag_key is not None
+            and body.where != orelse.where
+            and body.kind in _FOLLOWING
+            and orelse.kind in _FOLLOWING
+        ):
+            # ``x.cuda() if args.cuda else x``: where the flag says, as after an ``if``
+            holds, fails = (body, orelse) if flag_key[1] > 0 else (orelse, body)
+            marks = (replace(holds, follows=None), replace(fails, follows=None))
+            joined = replace(joined, follows=(flag_key[0], *marks))
+        return joined
 
     def sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
         values = [self.expr(element.value) for element in node.elements]
@@ -650,3 +663,6 @@ def _element_at(base: Value, index: Value) -> Value | None:
     if not -len(base.elements) <= position < len(base.elements):
         return None
     return base.elements[position]
+
+
+_FOLLOWING = (Kind.TENSOR, Kind.UNKNOWN)  # what may follow a flag into a result

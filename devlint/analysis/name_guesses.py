@@ -81,6 +81,10 @@ def names_a_sequence(name: str) -> bool:
 # Helpers such as ``is_torch_cuda_available()`` or ``has_cuda()`` defined in other files
 # are availability checks (transformers, accelerate).
 GUARD_FUNCTION_NAME = re.compile(r"^(is_)?(torch_)?(cuda|gpu)(_is)?_available$|^has_(cuda|gpu)$")
+# Their MPS twins (transformers' ``is_torch_mps_available()``, accelerate's
+# ``is_mps_available()``) test MPS: a choice that tries one has not skipped it
+# (LLaMA-Factory's npu → mps → cuda → cpu chain: stop 37's corpus sweep).
+MPS_GUARD_FUNCTION_NAME = re.compile(r"^(is_)?(torch_)?mps(_is)?_available$|^has_mps$")
 
 # Methods of a class named for CUDA (``class CUDAAccelerator``, lightning) only run where
 # CUDA is in use: whoever picks that class holds the guard.

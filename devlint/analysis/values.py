@@ -8,7 +8,7 @@ with unknown stays unknown, so a rule that needs a known placement stays silent.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import field, replace
 from enum import Enum
 
@@ -228,6 +228,9 @@ class Value:
     def derived(self) -> Value:
         """A tensor computed from this one (method chains, slicing, arithmetic)."""
         if self.kind is Kind.TENSOR:
+            follows = self.follows
+            if follows is not None:  # ``y.squeeze()`` of a ``y`` that follows a flag
+                follows = (follows[0], follows[1].derived(), follows[2].derived())
             return (
                 self
                 if self.scalar
@@ -238,9 +241,29 @@ class Value:
                     from_batch=self.from_batch,
                     float64=self.float64,
                     placed=self.placed,
+                    follows=follows,
                 )
             )
         return Value(Kind.TENSOR, self.where, placed=self.placed)
+
+
+def follow_operands(result: Value, operands: Sequence[Value]) -> Value:
+    """``result`` computed from operands of which some follow one flag (``if args.cuda:
+    model.cuda(); x = x.cuda()`` then ``y = model(x)``): it follows that flag too, where
+    the followers are where the flag puts them and the other operands where they are."""
+    marks = [(v.follows, v.where) for v in operands if v.follows is not None]
+    keys = {follows[0] for follows, _ in marks}
+    if len(keys) != 1 or result.kind is not Kind.TENSOR:
+        return result
+    others = [v.where for v in operands if v.follows is None and v.where is not None]
+    holds: list[Placement] = [follows[1].where or where for follows, where in marks]
+    fails: list[Placement] = [follows[2].where or where for follows, where in marks]
+    sides = []
+    for wheres in (holds + others, fails + others):
+        # A side where the follower's placement is not known: wherever it may be at all.
+        where = None if None in wheres else join_placements(wheres)
+        sides.append(replace(result, where=where, follows=None))
+    return replace(result, follows=(keys.pop(), sides[0], sides[1]))
 
 
 UNKNOWN = Value()
