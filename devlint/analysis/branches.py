@@ -218,15 +218,43 @@ class Branches:
         for name, mark in marks.items():
             if name in self.core.env:
                 self.core.env[name] = replace(self.core.env[name], follows=mark)
+        refused = self.refuses_cuda_without_it(node, body_exits)
+        if refused is not None:
+            self.drop_cuda_defaults(refused)
         return body_exits and else_exits
+
+    def refuses_cuda_without_it(self, node: cst.If, body_exits: bool) -> str | None:
+        """The device ``name`` of ``if "cuda" in name and not torch.cuda.is_available():
+        raise ...`` or of ``if name.startswith("cuda"): assert torch.cuda.is_available()``:
+        past it, a CUDA device in ``name`` is used only where CUDA is available."""
+        if node.orelse is not None:
+            return None
+        values, test = self.core.rec.values, node.test
+        if type(test) is cst.BooleanOperation and type(test.operator) is cst.And and body_exits:
+            for named, other in ((test.left, test.right), (test.right, test.left)):
+                name = guards.names_cuda(named)
+                if name is not None and guards.is_cuda_guard(values.get(id(other), UNKNOWN), -1):
+                    return name
+            return None
+        name = guards.names_cuda(test)
+        body = node.body.body
+        first = body[0] if body else None
+        if name is None or type(first) is not cst.SimpleStatementLine:
+            return None
+        asserted = first.body[0]
+        tested = values.get(id(asserted.test), UNKNOWN) if type(asserted) is cst.Assert else UNKNOWN
+        return name if guards.is_cuda_guard(tested, +1) else None
 
     def drop_checked_default(self, test: cst.BaseExpression) -> None:
         """In the branch of ``avail or device == "cpu"``, ``device``'s CUDA default is used
         only where CUDA is available (``Value.cuda_defaults``); ``args.device`` of a
         ``--device`` option too."""
         holder = guards.available_or_cpu(test, self.core.rec.values)
-        if holder is None:
-            return
+        if holder is not None:
+            self.drop_cuda_defaults(holder)
+
+    def drop_cuda_defaults(self, holder: str) -> None:
+        """``holder``'s CUDA default is used only where CUDA is available from here on."""
         for name in (holder, f"{holder}.device"):  # ``device == "cpu"``, ``args.device == ...``
             value = self.core.lookup(name)
             if value is None and "." in name:  # ``args.device`` of a ``--device`` option

@@ -397,6 +397,29 @@ def placement_test(test: cst.BaseExpression) -> tuple[str, str, int] | None:
 _IS_DEVICE = {"is_cpu": "cpu", "is_cuda": "cuda", "is_mps": "mps"}
 
 
+def names_cuda(test: cst.BaseExpression) -> str | None:
+    """``name`` when ``test`` holds where the device ``name`` holds names CUDA:
+    ``name == "cuda"``, ``"cuda" in name``, ``name.startswith("cuda")`` (also of
+    ``str(name)``)."""
+    tested = placement_test(test)
+    if tested is not None:
+        return tested[0] if tested[1:] == ("cuda", +1) else None
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        if type(comparison.operator) is cst.In and string_value(test.left) == "cuda":
+            return _device_holder(comparison.comparator)
+        return None
+    if (
+        type(test) is cst.Call
+        and type(test.func) is cst.Attribute
+        and test.func.attr.value == "startswith"
+        and len(test.args) == 1
+        and string_value(test.args[0].value) == "cuda"
+    ):
+        return _device_holder(test.func.value)
+    return None
+
+
 def cuda_type_test(test: cst.BaseExpression) -> cst.BaseExpression | None:
     """``x`` when ``test`` is ``isinstance(x, torch.cuda.FloatTensor)`` (``x.data`` read as
     ``x``): true only of a CUDA tensor, like ``x.is_cuda``."""

@@ -170,6 +170,13 @@ ITERATION_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "trange", "progress
 LOADER_WRAPPERS = ITERATION_WRAPPERS - {"enumerate"}
 
 
+# A class from another library named ``...DataLoader`` (speechbrain's
+# ``SaveableDataLoader``) is a DataLoader: its batches are where its dataset's items are
+# (a tensor made on the device yields device items: stop 37's sweep of speechbrain).
+def names_a_data_loader_class(qualname: str) -> bool:
+    return qualname.rsplit(".", 1)[-1].endswith("DataLoader")
+
+
 # An unknown callable (a parameter ``model``, ``self.net``, a function from another file)
 # given tensors that may be on an accelerator returns a result there (a model called on
 # device inputs: every tutorial); one named for the host (``convert2cpu``, ``to_numpy``,

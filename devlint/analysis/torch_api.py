@@ -306,8 +306,17 @@ STATELESS_MODULES = frozenset(
         "PixelShuffle",
         "CosineSimilarity",
         "PairwiseDistance",
+        *(
+            f"{kind}Pad{n}d"
+            for kind in ("Zero", "Constant", "Reflection", "Replication", "Circular")
+            for n in (1, 2, 3)
+        ),
+        "PixelUnshuffle", "ChannelShuffle", "Fold", "Unfold", "Softmin", "Softmax2d",
+        "Softsign", "Tanhshrink", "Hardtanh", "Threshold", "GLU", "LogSigmoid", "Hardshrink",
+        "Softshrink", "CELU", "RReLU", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+        "LPPool1d", "LPPool2d", "AdaptiveMaxPool3d", "LocalResponseNorm", "FeatureAlphaDropout",
     }
-)
+)  # fmt: skip
 
 
 def is_stateless_module(qualname: str) -> bool:
@@ -647,6 +656,8 @@ def call_effect(callee: str) -> Effect | None:
         return effect
     if callee.rsplit(".", 1)[-1] in name_guesses.LOADER_WRAPPERS:
         return Effect.LOADER_WRAPPER
+    if name_guesses.names_a_data_loader_class(callee):
+        return Effect.LOADER
     if legacy_tensor_type(callee) is not None:
         return Effect.LEGACY_TYPE
     if is_module_class(callee):
@@ -692,12 +703,20 @@ RECORD_CONSTRUCTORS = frozenset(
 )
 
 
+# Libraries that run on their own runtime, not torch's: their ``device="cuda"`` places no
+# torch tensor (faster-whisper runs CTranslate2: F5-TTS, OpenVoice: stop 37's sweep).
+OTHER_RUNTIMES = (
+    "faster_whisper.", "ctranslate2.", "onnxruntime.", "tensorflow.", "jax.", "paddle.",
+    "mlx.", "cupy.", "tensorrt.",
+)  # fmt: skip
+
+
 def places_by_keyword(callee: str | None) -> bool:
     """Whether ``device=`` / ``map_location=`` of a call place something: any call but a
     torch API that computes nothing (``torch.amp.GradScaler(device=...)``, ``autocast``)
     and a record (``dict(device="cuda")``, ``types.SimpleNamespace``)."""
     if callee is None:
         return True
-    if callee in RECORD_CONSTRUCTORS:
+    if callee in RECORD_CONSTRUCTORS or callee.startswith(OTHER_RUNTIMES):
         return False
     return not callee.startswith("torch.") or call_effect(callee) is not None

@@ -44,6 +44,13 @@ def probed(source: str) -> list[tuple[int, str, str]]:
 
 
 CASES = {
+    "a_library_data_loader_yields_its_datasets_items": """
+        import torch
+        from speechbrain.dataio.dataloader import SaveableDataLoader
+
+        dataset = torch.randn(10, 1).cuda()
+        probe(next(iter(SaveableDataLoader(dataset, collate_fn=None))))  # tensor cuda
+    """,
     "a_pipeline_output_holds_images_not_tensors": """
         import torch
         from diffusers import StableDiffusionPipeline

@@ -3,6 +3,8 @@ that broke a config-string trainer)."""
 
 from __future__ import annotations
 
+import textwrap
+
 from devlint.engine import CheckOptions, check_text
 from devlint.fixing import fix_text
 
@@ -168,3 +170,41 @@ def test_torch_imported_by_importorskip_is_torch() -> None:
         "    return torch.ones(2).cuda()\n"
     )
     assert reported_rows(source) == [12]
+
+
+def test_a_cuda_default_refused_where_cuda_is_absent_is_checked() -> None:
+    """``if "cuda" in device: assert torch.cuda.is_available()`` and ``if
+    device.startswith("cuda") and not torch.cuda.is_available(): raise``: past them, the
+    default is used only where CUDA is available (READING, blind20; OpenVoice's ``api.py``:
+    stop 37's corpus sweep). A test of the name alone checks nothing."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        from faster_whisper import WhisperModel
+
+        class Base:
+            def __init__(self, device="cuda:0"):
+                if device.startswith("cuda") and not torch.cuda.is_available():
+                    raise RuntimeError("no cuda")
+                self.m = torch.nn.Linear(2, 2).to(device)
+
+        class Api:
+            def __init__(self, device="cuda:0"):
+                if "cuda" in device:
+                    assert torch.cuda.is_available()
+                self.model = torch.nn.Linear(2, 2).to(device)
+
+        class Unchecked:
+            def __init__(self, device="cuda:0"):
+                if "cuda" in device:
+                    print("using cuda")
+                self.model = torch.nn.Linear(2, 2).to(device)
+
+        def main(device="cuda"):
+            if device == "cuda" and not torch.cuda.is_available():
+                raise SystemExit("CUDA is not available")
+            asr = WhisperModel("small", device="cuda", compute_type="float16")
+            return asr, torch.zeros(2, device=device)
+        """
+    )
+    assert reported_rows(source) == [17]
