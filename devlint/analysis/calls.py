@@ -106,20 +106,12 @@ class Calls:
             ),
         )
         self.core.comparing = reading or places_nothing
-        for arg in node.args:
-            value = self.core.expressions.expr(arg.value)
-            if (
-                callee_value is None
-                or callee_value.qualname is None
-                or not (callee_value.qualname.startswith("torch."))
-            ):
-                self.core.note_read(value)  # ``attr.ib(default=torch.device("cuda"))``
-            if arg.keyword is not None:
-                keywords[arg.keyword.value] = value
-            elif arg.star:
-                starred.append(value)
-            else:
-                args.append(value)
+        marks = self.test_marks(node)  # evaluated first: they decide where the rest runs
+        skipped = marks is not None and guards.is_cuda_guard(marks[1], +1)
+        with self.core.scope(guarded=self.core.ctx.guarded or skipped):
+            for arg in node.args:
+                value = marks[1] if marks is not None and arg is marks[0] else None
+                self.argument(arg, value, callee_value, args, keywords, starred)
         self.core.comparing = reading
         imported = callee_value is not None and callee_value.kind is Kind.IMPORTED
         callee = callee_value.qualname if imported and callee_value is not None else None
@@ -153,6 +145,47 @@ class Calls:
         if callee_value is None:
             return UNKNOWN
         return self.value_call(node, callee_value, args, keywords, starred)
+
+    def argument(
+        self,
+        arg: cst.Arg,
+        value: Value | None,
+        callee_value: Value | None,
+        args: list[Value],
+        keywords: dict[str, Value],
+        starred: list[Value],
+    ) -> None:
+        """One argument of a call (evaluated here unless ``value`` is given) into
+        ``args``, ``keywords`` or ``starred``."""
+        if value is None:
+            value = self.core.expressions.expr(arg.value)
+        if (
+            callee_value is None
+            or callee_value.qualname is None
+            or not (callee_value.qualname.startswith("torch."))
+        ):
+            self.core.note_read(value)  # ``attr.ib(default=torch.device("cuda"))``
+        if arg.keyword is not None:
+            keywords[arg.keyword.value] = value
+        elif arg.star:
+            starred.append(value)
+        else:
+            args.append(value)
+
+    def test_marks(self, node: cst.Call) -> tuple[cst.Arg, Value] | None:
+        """``marks=`` of ``pytest.param(torch.device("cuda"), marks=pytest.mark.skipif(not
+        available))`` and its value: a guard where the case runs only with CUDA."""
+        if dotted_name(node.func) not in ("pytest.param", "param"):
+            return None
+        arg = next((a for a in node.args if a.keyword and a.keyword.value == "marks"), None)
+        if arg is None:
+            return None
+        marks = arg.value
+        if isinstance(marks, cst.List | cst.Tuple):
+            values = [self.core.expressions.expr(element.value) for element in marks.elements]
+            guard = next((v for v in values if guards.is_cuda_guard(v, +1)), UNKNOWN)
+            return arg, guard
+        return arg, self.core.expressions.expr(marks)
 
     def unpacked_pin(self, node: cst.Call) -> cst.DictElement | None:
         """The ``"pin_memory": True`` entry of a dict this call unpacks (``**kwargs``),

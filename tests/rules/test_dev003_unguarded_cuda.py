@@ -208,3 +208,30 @@ def test_a_cuda_default_refused_where_cuda_is_absent_is_checked() -> None:
         """
     )
     assert reported_rows(source) == [17]
+
+
+def test_a_parametrised_cuda_case_skipped_without_cuda_is_guarded() -> None:
+    """``pytest.param(torch.device("cuda"), marks=pytest.mark.skipif(not available))``
+    runs only where CUDA is (kornia's tests: stop 37's corpus sweep); another mark
+    guards nothing."""
+    source = textwrap.dedent(
+        """\
+        import pytest
+        import torch
+
+        requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="cuda")
+
+        @pytest.mark.parametrize(
+            "device",
+            [
+                torch.device("cpu"),
+                pytest.param(torch.device("cuda"), marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="cuda")),
+                pytest.param(torch.device("cuda", 1), marks=[requires_cuda]),
+                pytest.param(torch.device("cuda:2"), marks=pytest.mark.slow),
+            ],
+        )
+        def test_zeros(device):
+            assert torch.zeros(2, device=device).device == device
+        """
+    )
+    assert reported_rows(source) == [12]
