@@ -2,7 +2,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from devlint.analysis.facts import DATA_LOADERS, FileFacts
+from devlint.analysis.facts import DATA_LOADERS, FileFacts, forwards_placement
 from devlint.analysis.values import Kind, may_be_tensor
 from devlint.rule import Finding, FixPlan, Replace, Rule, as_receiver, literal_text, source_of
 
@@ -13,7 +13,9 @@ class PinMemoryWithoutCuda(Rule):
     Checks for `DataLoader(..., pin_memory=True)` (a literal or a constant) and
     `tensor.pin_memory()` in code that also runs where CUDA is absent: outside every
     CUDA availability guard. A `"pin_memory": True` entry of a dict unpacked into a
-    loader (`DataLoader(ds, **kwargs)`, or a helper that builds one) counts too.
+    loader (`DataLoader(ds, **kwargs)`, or a helper that builds one) counts too. The
+    `pin_memory()` method of a custom batch type is the hook the loader calls only when
+    it pins: the pins in it are the loader's, not reported there.
 
     ## Why is this bad?
     Pinned memory only speeds up host-to-CUDA copies. Without an accelerator PyTorch
@@ -50,8 +52,8 @@ class PinMemoryWithoutCuda(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         unpacked: set[int] = set()
         for call in facts.calls:
-            if call.site.guarded:
-                continue
+            if call.site.guarded or forwards_placement(call):
+                continue  # guarded, or a custom batch's own ``pin_memory`` hook
             entry = call.pinned_by
             if entry is not None and id(entry) not in unpacked and _may_load(call.callee):
                 unpacked.add(id(entry))  # ``DataLoader(ds, **kwargs)``, ``make_loader(**kwargs)``

@@ -199,8 +199,10 @@ def names_a_class(callee_name: str) -> bool:
 
 # A method named ``cuda``, ``to`` or ``_apply`` (a class overriding torch's) forwards to
 # ``Module.cuda``/``Tensor.cuda``: the placements it makes are its callers' to guard, not
-# its own (DEV003, since the first engine).
-FORWARDING_METHODS = frozenset({"cuda", "to", "_apply"})
+# its own (DEV003, since the first engine). A custom batch's ``pin_memory`` is the hook
+# the DataLoader calls only when asked to pin: its pins are the loader's (DEV005; mmf's
+# ``SampleList``: eval/blind39).
+FORWARDING_METHODS = frozenset({"cuda", "to", "_apply", "pin_memory"})
 
 
 def forwards_placement(function_name: str) -> bool:

@@ -660,7 +660,9 @@ def call_effect(callee: str) -> Effect | None:
         return Effect.LOADER
     if legacy_tensor_type(callee) is not None:
         return Effect.LEGACY_TYPE
-    if is_module_class(callee):
+    if is_module_class(callee) or (  # ``nn.Embedding.from_pretrained(weights)``
+        callee.endswith(".from_pretrained") and is_module_class(callee.rsplit(".", 1)[0])
+    ):
         return Effect.MODULE
     if is_factory(callee):
         return Effect.FACTORY
