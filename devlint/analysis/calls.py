@@ -297,7 +297,9 @@ class Calls:
         if receiver.kind is Kind.INSTANCE:
             # An object of this file's own class: ``meter.cuda()`` is its own method (which
             # mimics torch's and returns the object), not a placement.
-            return receiver if method in torch_api.MOVE_METHODS else UNKNOWN
+            if method in torch_api.MOVE_METHODS:
+                return receiver
+            return self.instance_method(receiver, method, args, keywords)
         if method == "cuda":
             return receiver.moved(CUDA, (Step(node, "moved to cuda here"),))
         if method == "cpu":
@@ -619,6 +621,18 @@ class Calls:
         result = Value(Kind.TENSOR, callee.where, placed=chain(callee.placed, computed))
         return follow_operands(result, [callee])  # where the module is
 
+    def instance_method(
+        self, receiver: Value, method: str, args: list[Value], keywords: dict[str, Value]
+    ) -> Value:
+        """``stats.use_cuda_events()`` of an object of this file's class: what its plain
+        method returns, with the attributes its class sets (a guard, say)."""
+        definitions = self.core.definitions
+        node = definitions.class_methods.get(receiver.qualname or "", {}).get(method)
+        if node is None or node.decorators or not node.params.params:
+            return UNKNOWN
+        attributes = definitions.class_attributes.get(receiver.qualname or "", {})
+        return self.inline_call(node, args, keywords, bound=1, attributes=attributes)
+
     def own_method(self, func: cst.BaseExpression, method: str) -> cst.FunctionDef | None:
         """The method of this class that ``self.method(...)`` calls inside one of its
         methods (a plain method: not a static, class or property one, nor torch's)."""
@@ -650,9 +664,11 @@ class Calls:
         args: list[Value],
         keywords: dict[str, Value],
         bound: int = 0,
+        attributes: Env | None = None,
     ) -> Value:
         """What a small function of this file returns for these arguments (a method of
-        this class called on ``self``: ``bound=1``, with the attributes the caller sees).
+        this class called on ``self``: ``bound=1``, with the attributes the caller sees;
+        a method of another object: with ``attributes``, those its class sets).
 
         The body is analysed once more with the parameters bound to the arguments; what
         that records is thrown away (the function's own analysis stands), only the join of
@@ -667,19 +683,21 @@ class Calls:
         # Once the module's own code has run, what the body sees is fixed but for these:
         # the same call again (a helper called in every method) is answered from memory.
         ctx = self.core.ctx
-        attributes = (
-            tuple((k, v) for k, v in self.core.env.items() if k.startswith("self."))
+        seen = (
+            tuple(attributes.items())
+            if attributes is not None
+            else tuple((k, v) for k, v in self.core.env.items() if k.startswith("self."))
             if bound
             else ()
         )
         key = (
             id(node), tuple(args), tuple(sorted(keywords.items())), ctx.guarded,
-            ctx.class_name, ctx.backends_tested, len(self.core.guard_attributes), attributes,
+            ctx.class_name, ctx.backends_tested, len(self.core.guard_attributes), seen,
         )  # fmt: skip
         if self.core.module_done and key in self.inlined:
             return self.inlined[key]
         self.inline_budget -= 1
-        result = self.inline(node, args, keywords, bound, dict(attributes))
+        result = self.inline(node, args, keywords, bound, dict(seen))
         if self.core.module_done:
             self.inlined[key] = result
         return result

@@ -19,7 +19,7 @@ import libcst as cst
 from devlint.analysis import guards, name_guesses, requirements, torch_api
 from devlint.analysis.interpreter import Context, Env, Interpreter, PendingBody
 from devlint.analysis.loops import steps
-from devlint.analysis.syntax import dotted_name, parameters
+from devlint.analysis.syntax import dotted_name, parameters, string_value
 from devlint.analysis.values import (
     ANY_DEVICE,
     CPU,
@@ -355,6 +355,15 @@ class Definitions:
         )
         if self.core.cuda_required or refuses:
             self.cuda_classes.add(class_name)
+
+    def annotated_instance(self, annotation: cst.Annotation) -> Value | None:
+        """An object of this file's class (not a module) that an annotation names
+        (``PerfStats``, ``"PerfStats"``), whose methods calls on it run."""
+        node = annotation.annotation
+        name = string_value(node) if isinstance(node, cst.SimpleString) else dotted_name(node)
+        if name is None or name not in self.class_methods or name in self.module_classes:
+            return None
+        return Value(Kind.INSTANCE, qualname=name)
 
     def entry_environment(self, item: PendingBody) -> Env:
         """The names a function body starts with: closure, ``self`` attributes, parameters."""

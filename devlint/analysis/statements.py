@@ -186,6 +186,9 @@ class Statements:
                 value = self.core.expressions.expr(small.value)
                 if any(default is small.value for default in value.cuda_defaults):
                     self.core.rec.definition_literals.add(id(small.value))
+                if value.kind is Kind.UNKNOWN and value.where is None:
+                    # ``self._stats: PerfStats = stats``: an object of this file's class
+                    value = self.core.definitions.annotated_instance(small.annotation) or value
                 self.core.bind(small.target, value)
         elif kind is cst.AugAssign:
             assert isinstance(small, cst.AugAssign)
