@@ -218,10 +218,11 @@ class FileFacts:
         return call.method == "to" and target is not None and target.where == CUDA
 
     def factories_meeting_inputs(self, mix: Mix) -> list[cst.Call]:
-        """Tensor factories called without ``device=`` in the function ``mix`` is in, whose
-        results meet that function's inputs (DEV013): in ``forward`` of a module, or in a
-        function this file calls with values that may be on an accelerator (a
-        gradient-penalty helper's ``torch.rand(...)`` mixed with its arguments)."""
+        """Tensor factories (``torch_api.NAMED_FACTORIES``) called without ``device=`` in the
+        function ``mix`` is in, whose results meet that function's inputs (DEV013): in
+        ``forward`` of a module, or in a function this file calls with values that may be
+        on an accelerator (a gradient-penalty helper's ``torch.rand(...)`` mixed with its
+        arguments)."""
         site = mix.site
         function = site.function
         if function is None:
@@ -234,6 +235,7 @@ class FileFacts:
             for op in mix.operands
             for origin in op.value.origins
             if self._function_of_node(origin) is function  # not an attribute from __init__
+            and self._named_factory(origin)  # ``torch.zeros``..., not ``from_numpy(array)``
             # moved to CUDA on one path and to MPS on another: it follows the input
             and not (op.value.where is not None and op.value.where >= ACCELERATORS)
         ]
