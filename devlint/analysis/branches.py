@@ -343,15 +343,25 @@ class Branches:
             types = test.args[1].value
             elements = [e.value for e in types.elements] if type(types) is cst.Tuple else [types]
             before = self.core.lookup(name)
-            if before is not None and elements and all(self._host_type(e) for e in elements):
+            # A tensor value may stand for a container of tensors (``outputs`` of a model):
+            # ``isinstance(outputs, tuple)`` holds of it.
+            containers = before is not None and before.kind is Kind.TENSOR
+            if (
+                before is not None
+                and elements
+                and all(self._host_type(e, containers) for e in elements)
+            ):
                 narrowed = self.core.env[name] = Value(Kind.UNKNOWN)
                 return name, before, narrowed
         return None
 
-    def _host_type(self, node: cst.BaseExpression) -> bool:
-        """A type whose instances are never tensors: a builtin (``list``, ``str``), or
-        NumPy's array and scalar types."""
+    def _host_type(self, node: cst.BaseExpression, containers: bool) -> bool:
+        """A type whose instances are never tensors: a builtin (``str``; ``list`` unless
+        ``containers``: a value known as tensors may be a list of them), or NumPy's array
+        and scalar types."""
         if type(node) is cst.Name:
+            if containers and node.value in _CONTAINER_TYPES:
+                return False
             return node.value in _HOST_TYPES and self.core.lookup(node.value) is None
         name = dotted_name(node)
         if name is None or "." not in name:
@@ -366,4 +376,5 @@ class Branches:
 _HOST_TYPES = frozenset(
     {"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex"}
 )
+_CONTAINER_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset"})
 _NUMPY_TYPES = frozenset({"numpy.ndarray", "numpy.generic", "numpy.number"})

@@ -64,12 +64,17 @@ CASES = {
         import numpy as np
         import torch
 
-        def f(x):
+        def f(x, y):
             wav = torch.randn(2).cuda()
             x = torch.as_tensor(x).cuda()
-            if isinstance(wav, (list, np.ndarray)):
+            if isinstance(wav, (str, np.ndarray)):
                 probe(wav)  # unknown unknown
             probe(wav)  # tensor cuda
+            if isinstance(wav, (list, tuple)):  # the outputs of a model may be a tuple
+                probe(wav)  # tensor cuda
+            moved = y if y is not None else torch.randn(2).cuda()
+            if isinstance(moved, list):
+                probe(moved)  # unknown unknown
             if isinstance(x, torch.Tensor):
                 probe(x)  # tensor cuda
     """,
