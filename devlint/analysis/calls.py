@@ -108,7 +108,9 @@ class Calls:
         self.core.comparing = reading or places_nothing
         marks = self.test_marks(node)  # evaluated first: they decide where the rest runs
         skipped = marks is not None and guards.is_cuda_guard(marks[1], +1)
-        with self.core.scope(guarded=self.core.ctx.guarded or skipped):
+        # No change, no new context: the site of every call in a block stays one object.
+        changes = {"guarded": True} if skipped and not self.core.ctx.guarded else {}
+        with self.core.scope(**changes):
             for arg in node.args:
                 value = marks[1] if marks is not None and arg is marks[0] else None
                 self.argument(arg, value, callee_value, args, keywords, starred)
@@ -175,7 +177,13 @@ class Calls:
     def test_marks(self, node: cst.Call) -> tuple[cst.Arg, Value] | None:
         """``marks=`` of ``pytest.param(torch.device("cuda"), marks=pytest.mark.skipif(not
         available))`` and its value: a guard where the case runs only with CUDA."""
-        if dotted_name(node.func) not in ("pytest.param", "param"):
+        func = node.func
+        name: str | None = None
+        if type(func) is cst.Attribute:
+            name = func.attr.value
+        elif type(func) is cst.Name:
+            name = func.value
+        if name != "param" or dotted_name(func) not in ("pytest.param", "param"):
             return None
         arg = next((a for a in node.args if a.keyword and a.keyword.value == "marks"), None)
         if arg is None:
