@@ -117,6 +117,7 @@ def devlint__analysis__facts__CallRecord(cls, fields, MISSING, _HAS_DEFAULT_FACT
     _dflt_own_line = fields['own_line'].default
     _dflt_reference_only = fields['reference_only'].default
     _dflt_casts_only = fields['casts_only'].default
+    _dflt_entered = fields['entered'].default
     _dflt_pinned_by = fields['pinned_by'].default
     _type_node = fields['node'].type
     _type_callee = fields['callee'].type
@@ -129,9 +130,10 @@ def devlint__analysis__facts__CallRecord(cls, fields, MISSING, _HAS_DEFAULT_FACT
     _type_own_line = fields['own_line'].type
     _type_reference_only = fields['reference_only'].type
     _type_casts_only = fields['casts_only'].type
+    _type_entered = fields['entered'].type
     _type_pinned_by = fields['pinned_by'].type
     _return_type = None
-    def __init__(self,node:_type_node,callee:_type_callee,method:_type_method,receiver:_type_receiver,args:_type_args,keywords:_type_keywords,site:_type_site,discarded:_type_discarded=_dflt_discarded,own_line:_type_own_line=_dflt_own_line,reference_only:_type_reference_only=_dflt_reference_only,casts_only:_type_casts_only=_dflt_casts_only,pinned_by:_type_pinned_by=_dflt_pinned_by)->_return_type:
+    def __init__(self,node:_type_node,callee:_type_callee,method:_type_method,receiver:_type_receiver,args:_type_args,keywords:_type_keywords,site:_type_site,discarded:_type_discarded=_dflt_discarded,own_line:_type_own_line=_dflt_own_line,reference_only:_type_reference_only=_dflt_reference_only,casts_only:_type_casts_only=_dflt_casts_only,entered:_type_entered=_dflt_entered,pinned_by:_type_pinned_by=_dflt_pinned_by)->_return_type:
         self.node=node
         self.callee=callee
         self.method=method
@@ -143,12 +145,13 @@ def devlint__analysis__facts__CallRecord(cls, fields, MISSING, _HAS_DEFAULT_FACT
         self.own_line=own_line
         self.reference_only=reference_only
         self.casts_only=casts_only
+        self.entered=entered
         self.pinned_by=pinned_by
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(node={self.node!r}, callee={self.callee!r}, method={self.method!r}, receiver={self.receiver!r}, args={self.args!r}, keywords={self.keywords!r}, site={self.site!r}, discarded={self.discarded!r}, own_line={self.own_line!r}, reference_only={self.reference_only!r}, casts_only={self.casts_only!r}, pinned_by={self.pinned_by!r})"
+        return self.__class__.__qualname__ + f"(node={self.node!r}, callee={self.callee!r}, method={self.method!r}, receiver={self.receiver!r}, args={self.args!r}, keywords={self.keywords!r}, site={self.site!r}, discarded={self.discarded!r}, own_line={self.own_line!r}, reference_only={self.reference_only!r}, casts_only={self.casts_only!r}, entered={self.entered!r}, pinned_by={self.pinned_by!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.node,self.callee,self.method,self.receiver,self.args,self.keywords,self.site,self.discarded,self.own_line,self.reference_only,self.casts_only,self.pinned_by,)==(other.node,other.callee,other.method,other.receiver,other.args,other.keywords,other.site,other.discarded,other.own_line,other.reference_only,other.casts_only,other.pinned_by,)
+            return (self.node,self.callee,self.method,self.receiver,self.args,self.keywords,self.site,self.discarded,self.own_line,self.reference_only,self.casts_only,self.entered,self.pinned_by,)==(other.node,other.callee,other.method,other.receiver,other.args,other.keywords,other.site,other.discarded,other.own_line,other.reference_only,other.casts_only,other.entered,other.pinned_by,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -2221,7 +2224,7 @@ METHODS = {
         devlint__analysis__facts__Branch,
     ),
     'devlint.analysis.facts.CallRecord': (
-        (False, False, True, False, (), (('node', 'cst.Call', False), ('callee', 'str | None', False), ('method', 'str | None', False), ('receiver', 'Value | None', False), ('args', 'tuple[Value, ...]', False), ('keywords', 'dict[str, Value]', False), ('site', 'Site', False), ('discarded', 'bool', True), ('own_line', 'bool', True), ('reference_only', 'bool', True), ('casts_only', 'bool', True), ('pinned_by', 'cst.DictElement | None', True))),
+        (False, False, True, False, (), (('node', 'cst.Call', False), ('callee', 'str | None', False), ('method', 'str | None', False), ('receiver', 'Value | None', False), ('args', 'tuple[Value, ...]', False), ('keywords', 'dict[str, Value]', False), ('site', 'Site', False), ('discarded', 'bool', True), ('own_line', 'bool', True), ('reference_only', 'bool', True), ('casts_only', 'bool', True), ('entered', 'bool', True), ('pinned_by', 'cst.DictElement | None', True))),
         devlint__analysis__facts__CallRecord,
     ),
     'devlint.analysis.facts.Conditional': (

@@ -58,6 +58,7 @@ class _Joined:
     magics: list[_Magic] = field(default_factory=list)
     cells: list[tuple[int, int]] = field(default_factory=list)
     shifts: dict[int, int] = field(default_factory=dict)
+    indents: dict[int, str] = field(default_factory=dict)  # cell index -> indent removed
 
     @property
     def text(self) -> str:
@@ -107,9 +108,29 @@ def _join(cells: list[Any]) -> _Joined:
         if magic.startswith("%%") and _cell_magic_name(magic) not in _PYTHON_CELL_MAGICS:
             continue  # another language in a Python notebook: neither checked nor edited
         joined.lines.append(_CELL.format(index))
-        joined.cells.append((len(joined.lines) + 1, index + 1))
+        first_row = len(joined.lines) + 1
+        joined.cells.append((first_row, index + 1))
+        indent = _leading_indent(lines)
+        if indent:
+            joined.indents[index] = indent
+            for row, line in enumerate(lines, start=first_row):  # one row per line
+                if line.startswith(indent):
+                    joined.shifts[row] = len(indent)
+            lines = [_dedent(line, indent) for line in lines]
         _add_cell(joined, lines)
     return joined
+
+
+def _leading_indent(lines: list[str]) -> str:
+    """The indent of a cell's first line, which IPython removes from every line that
+    starts with it before it runs the cell."""
+    if not lines or not lines[0].strip():
+        return ""
+    return lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))]
+
+
+def _dedent(line: str, indent: str) -> str:
+    return line[len(indent) :] if line.startswith(indent) else line
 
 
 def _cell_magic_name(line: str) -> str:
@@ -143,7 +164,8 @@ def _add_cell(joined: _Joined, lines: list[str]) -> None:
         body = stripped[timed.end() :] if timed else ""
         if timed and not body.rstrip().endswith("\\"):
             joined.magics[-1] = _Magic(stripped[: timed.end()], prefix=True)
-            joined.shifts[len(joined.lines) + 1] = timed.end()
+            row = len(joined.lines) + 1
+            joined.shifts[row] = joined.shifts.get(row, 0) + timed.end()
             joined.lines.append(indent + body + tag)
             pending.append(indent + body)
         else:
@@ -195,6 +217,12 @@ def rewrite(data: bytes, fixed: str) -> bytes:
         old = _cell_text(cell) or ""
         if not old.endswith("\n") and source.endswith("\n"):
             source = source[:-1]
+        indent = joined.indents.get(index)
+        if indent is not None:
+            lines = split_lines(old, keepends=True)
+            if source == "".join(_dedent(line, indent) for line in lines):
+                continue
+            raise NotWritable("a fix changed a cell whose first line is indented; not fixed")
         if source == old:
             continue
         lines = split_lines(source, keepends=True)

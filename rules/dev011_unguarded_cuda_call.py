@@ -25,7 +25,9 @@ class UnguardedCudaCall(Rule):
     the sides of a torch-version test (`torch.Stream() if torch_2_7 else torch.cuda.Stream()`):
     compatibility code for another release.
     `torch.cuda.stream(s)` is not reported: it does nothing for `None`, and any real
-    stream came from a call that is.
+    stream came from a call that is. Nor is `with torch.cuda.device(d):` for a device
+    chosen elsewhere (a no-op for `None` and for a CPU tensor's index, -1); a literal
+    ordinal (`torch.cuda.device(1)`) is.
 
     ## Why is this bad?
     Timing code, logging of the GPU name or device selection by index crash the whole

@@ -75,6 +75,22 @@ def test_shell_escapes_go_on_past_a_backslash_and_a_first_line_indent() -> None:
     assert found(data) == [("DEV003", 3, 5, 9)]
 
 
+def test_a_cell_whose_first_line_is_indented_runs_dedented_as_in_ipython(tmp_path: Path) -> None:
+    """IPython removes the first line's indent from every line that starts with it (a
+    pasted `` def f():`` cell runs): the cell is checked, at its own columns, not DEV901
+    (machine-learning-book's chapter notebooks). A fix there is refused, the file kept."""
+    cell = " x = torch.zeros(3).cuda()\n for _ in range(2):\n     print(x)\nx\n %time y = x.cuda()"
+    data = notebook("import torch", cell)
+    assert found(data) == [("DEV003", 2, 1, 6), ("DEV003", 2, 5, 12)]
+    source = read_notebook(data)
+    assert source is not None
+    assert rewrite(data, source.text) == data
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(data)
+    result = lint_path(path, "nb.ipynb", DEFAULTS, FixMode())
+    assert result.applied == {} and path.read_bytes() == data
+
+
 def test_time_magics_run_python_and_it_is_checked_at_its_own_columns() -> None:
     data = notebook(
         "import torch\n%time a = torch.zeros(3).cuda()\n%timeit -n 3 a.cuda()",

@@ -33,6 +33,7 @@ from devlint.analysis.values import (
     ANY_DEVICE,
     CPU,
     CUDA,
+    NAMESPACE,
     UNKNOWN,
     Kind,
     Placement,
@@ -316,6 +317,10 @@ class Calls:
             return self.move_or_cast(node, receiver, method, args, keywords)
         if method == "add_argument":
             self.note_option(node, keywords)
+        if method == "parse_args":
+            return Value(qualname=NAMESPACE)  # ``ns = parser.parse_args()``: ``ns.device``
+        if method == "parse_known_args":
+            return Value(elements=(Value(qualname=NAMESPACE), UNKNOWN))
         if method == "format" and _is_cuda_template(receiver):
             # ``"cuda:{}".format(rank)``: a CUDA device, like ``f"cuda:{rank}"``.
             template = node.func.value if isinstance(node.func, cst.Attribute) else node

@@ -161,8 +161,7 @@ class Definitions:
 
     def function_def(self, node: cst.FunctionDef, class_name: str | None) -> None:
         ctx = self.core.ctx
-        # Methods of a class named for CUDA only run where CUDA is in use (name guess).
-        guarded = ctx.guarded or bool(class_name and name_guesses.CUDA_NAMED.search(class_name))
+        guarded = ctx.guarded
         for decorator in node.decorators:
             value = self.core.expressions.expr(decorator.decorator)
             if guards.is_cuda_guard(value, +1) or self.is_guard_callable(decorator.decorator):

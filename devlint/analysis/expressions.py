@@ -33,6 +33,7 @@ from devlint.analysis.values import (
     CPU,
     CUDA,
     EMPTY,
+    NAMESPACE,
     UNKNOWN,
     Kind,
     Placement,
@@ -200,13 +201,13 @@ class Expressions:
                 # ``x.T``, and the fields of a model's output (``out.logits``,
                 # ``x.max(dim=1).values``): what a "tensor" value holds is on its device.
                 return base.derived()
-        if attr in self.core.option_defaults and _holds_settings(node.value):
+        if attr in self.core.option_defaults and _holds_settings(node.value, base):
             # ``args.device`` of ``--device``, default "cuda"
             return self.core.option_defaults[attr]
         if (
             key is not None
             and name_guesses.is_device_like_name(key)
-            and _holds_settings(node.value)
+            and _holds_settings(node.value, base)
         ):
             return Value(Kind.DEVICE, ANY_DEVICE)  # ``self.device``, ``args.device``
         if attr == "device":
@@ -566,8 +567,11 @@ class Expressions:
         self.core.bind(target, element)
 
 
-def _holds_settings(expr: cst.BaseExpression) -> bool:
-    """``self``, ``args``, ``config``...: objects whose ``.device`` is a chosen device."""
+def _holds_settings(expr: cst.BaseExpression, value: Value) -> bool:
+    """What ``parser.parse_args()`` returned, and ``self``, ``args``, ``config``...:
+    objects whose ``.device`` is a chosen device."""
+    if value.qualname == NAMESPACE:
+        return True
     name = dotted_name(expr)
     return name is not None and name.rsplit(".", 1)[-1].lower() in name_guesses.SETTINGS_HOLDERS
 

@@ -93,6 +93,7 @@ class CallRecord:
     own_line: bool = False  # discarded, and alone on its line (not after ``;`` or ``if x:``)
     reference_only: bool = False  # compared, returned or a default: not a placement itself
     casts_only: bool = False  # ``x.to(torch.float16)``, ``x.to(x.dtype)``: no device named
+    entered: bool = False  # a ``with`` item: the context it returns is entered
     # ``"pin_memory": True`` of an unguarded dict the call unpacks (``**kwargs``)
     pinned_by: cst.DictElement | None = None
 

@@ -279,7 +279,18 @@ def probes_for_cuda(node: cst.Try | cst.TryStar) -> bool:
     items, taming-transformers) is no probe: the work itself fails without CUDA."""
     body = node.body
     short = type(body) is cst.SimpleStatementSuite or len(body.body) <= MAX_PROBE_STATEMENTS
-    return short and any(catches_device_errors(handler) for handler in node.handlers)
+    return short and any(
+        catches_device_errors(handler) and not _raises_again(handler) for handler in node.handlers
+    )
+
+
+def _raises_again(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """``except Exception as err: log(err); raise``: the handler ends by raising, so the
+    failure still stops the program (axolotl's model loader)."""
+    last: cst.CSTNode = handler.body.body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    return isinstance(last, cst.Raise)
 
 
 def flag_test(test: cst.BaseExpression) -> tuple[str, int] | None:

@@ -86,10 +86,6 @@ GUARD_FUNCTION_NAME = re.compile(r"^(is_)?(torch_)?(cuda|gpu)(_is)?_available$|^
 # (LLaMA-Factory's npu → mps → cuda → cpu chain: stop 37's corpus sweep).
 MPS_GUARD_FUNCTION_NAME = re.compile(r"^(is_)?(torch_)?mps(_is)?_available$|^has_mps$")
 
-# Methods of a class named for CUDA (``class CUDAAccelerator``, lightning) only run where
-# CUDA is in use: whoever picks that class holds the guard.
-CUDA_NAMED = re.compile(r"cuda|gpu", re.IGNORECASE)
-
 # A function named for CUDA (``def cuda``, ``_replay_cuda_graph``) is written for CUDA; one
 # that also names an alternative or a check (``to_gpu_or_cpu``, ``is_gpu_available``) is not
 # (transformers, timm: see requirements.py).

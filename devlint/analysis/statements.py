@@ -153,7 +153,10 @@ class Statements:
                 if item.asname is not None:
                     self.core.bind(item.asname.name, value)
                 record = self.core.rec.calls.get(id(item.item))
-                if record is not None and record.callee in torch_api.DEVICE_CONTEXTS:
+                if record is None:
+                    continue
+                record.entered = True
+                if record.callee in torch_api.DEVICE_CONTEXTS:
                     self.core.default_device = value.where  # ``with torch.device("cuda"):``
             try:
                 return self.suite(stmt.body)

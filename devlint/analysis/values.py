@@ -161,7 +161,7 @@ class Value:
     kind: Kind = Kind.UNKNOWN
     where: Placement = None
     # IMPORTED / FUNCTION / CLASS: the dotted name it stands for; MODULE: its class, when
-    # the class is defined in this file
+    # the class is defined in this file; UNKNOWN: ``NAMESPACE`` for parsed options
     qualname: str | None = None
     constant: object = None  # CONSTANT: the literal value (True, 3, "cuda", ...)
     polarity: int = 0  # GUARD: +1 truthy implies CUDA available, -1 falsy implies it
@@ -267,6 +267,9 @@ def follow_operands(result: Value, operands: Sequence[Value]) -> Value:
 
 
 UNKNOWN = Value()
+# The ``qualname`` of what ``parser.parse_args()`` returns (an UNKNOWN value): its
+# attributes are the run's settings, ``ns.device`` included, whatever the variable's name.
+NAMESPACE = "argparse.Namespace"
 # A literal container with nothing in it yet: no kind (its elements will say), no placement
 # (``join`` with a tensor container gives the tensors' placement).
 EMPTY = Value(where=frozenset())
