@@ -358,11 +358,19 @@ def cuda_api_table() -> str:
 
 
 def forwards_placement(call: CallRecord) -> bool:
-    """A method call inside a method that forwards placement to torch's (a ``cuda``, ``to``
-    or ``_apply`` override: ``name_guesses.FORWARDING_METHODS``): its callers decide."""
+    """A method call inside a method that forwards placement to torch's (a ``to`` or
+    ``_apply`` override, a batch's ``pin_memory``: ``name_guesses.FORWARDING_METHODS``):
+    its callers decide. In a ``cuda`` override only ``super().cuda(...)`` passes the
+    caller's request on; the override's own ``.cuda()`` calls are placements of its own
+    (RepDistiller's memory bank, gpt-fast's ``MultiInput``: eval/blind15, blind42)."""
     function = call.site.function
-    return (
-        function is not None
-        and name_guesses.forwards_placement(function.name.value)
-        and isinstance(call.node.func, cst.Attribute)
-    )
+    if function is None or not isinstance(call.node.func, cst.Attribute):
+        return False
+    if function.name.value == "cuda":
+        receiver = call.node.func.value
+        return (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Name)
+            and receiver.func.value == "super"
+        )
+    return name_guesses.forwards_placement(function.name.value)

@@ -193,11 +193,12 @@ def names_a_class(callee_name: str) -> bool:
     return leaf == "cls" or (leaf[:1].isupper() and any(c.islower() for c in leaf))
 
 
-# A method named ``cuda``, ``to`` or ``_apply`` (a class overriding torch's) forwards to
-# ``Module.cuda``/``Tensor.cuda``: the placements it makes are its callers' to guard, not
-# its own (DEV003, since the first engine). A custom batch's ``pin_memory`` is the hook
-# the DataLoader calls only when asked to pin: its pins are the loader's (DEV005; mmf's
-# ``SampleList``: eval/blind39).
+# A method named ``to`` or ``_apply`` (a class overriding torch's) forwards to
+# ``Module.to``/``Tensor.to``: the placements it makes are its callers' to guard, not its
+# own (DEV003, since the first engine); a ``cuda`` override forwards only through
+# ``super().cuda()`` (facts.forwards_placement). A custom batch's ``pin_memory`` is the
+# hook the DataLoader calls only when asked to pin: its pins are the loader's (DEV005;
+# mmf's ``SampleList``: eval/blind39).
 FORWARDING_METHODS = frozenset({"cuda", "to", "_apply", "pin_memory"})
 
 
