@@ -19,13 +19,14 @@ import libcst as cst
 
 from devlint.analysis import name_guesses, project_imports, requirements
 from devlint.analysis.branches import Branches
-from devlint.analysis.calls import MAX_INLINED_SIZE, Calls
+from devlint.analysis.calls import Calls
 from devlint.analysis.datasets import Datasets
 from devlint.analysis.definitions import Definitions
 from devlint.analysis.effects import Effects
 from devlint.analysis.expressions import Expressions
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.imports import Imports
+from devlint.analysis.inlining import MAX_INLINED_SIZE, Inlining
 from devlint.analysis.interpreter import Env, Interpreter, PendingBody
 from devlint.analysis.module_classes import ModuleClasses
 from devlint.analysis.project_imports import (
@@ -60,6 +61,7 @@ def new_interpreter(
     core.expressions = Expressions(core)
     core.effects = Effects(core)
     core.calls = Calls(core)
+    core.inlining = Inlining(core)
     core.datasets = Datasets(core)
     core.module_classes = ModuleClasses(core)
     core.imports.project_modules = project_modules
@@ -248,8 +250,8 @@ def _follows_inputs(core: Interpreter, node: cst.FunctionDef) -> bool:
     if len(body.body) > MAX_INLINED_SIZE:
         return False
     probe = Value(Kind.TENSOR, CUDA)
-    env = core.calls.argument_env(node, [probe] * len(positional), {})
-    return any(may_be_accelerator(value.where) for value in core.calls.detached(node, env)[1])
+    env = core.inlining.argument_env(node, [probe] * len(positional), {})
+    return any(may_be_accelerator(value.where) for value in core.inlining.detached(node, env)[1])
 
 
 def _returned_flags(core: Interpreter, node: cst.FunctionDef) -> dict[str, Value]:
@@ -263,7 +265,7 @@ def _returned_flags(core: Interpreter, node: cst.FunctionDef) -> dict[str, Value
     if not isinstance(returned, cst.Return) or not isinstance(returned.value, cst.Name):
         return {}
     prefix = returned.value.value + "."
-    env = core.calls.detached(node, core.calls.argument_env(node, [], {}))[0]
+    env = core.inlining.detached(node, core.inlining.argument_env(node, [], {}))[0]
     return {
         key[len(prefix) :]: project_imports.portable(value)
         for key, value in env.items()
@@ -286,7 +288,7 @@ def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSumm
         if project_imports.is_exported(key, exported)
     }
     returns = {
-        name: project_imports.portable(core.calls.inline_call(node, [], {}))
+        name: project_imports.portable(core.inlining.call(node, [], {}))
         for name, node in definitions.function_defs.items()
     }
     items = {

@@ -4,8 +4,8 @@ A call is recorded (``CallRecord``: callee, receiver, argument values, site) and
 value. Torch APIs go through the semantics table (``torch_api.call_effect``): one handler
 per effect, no API names here. Methods of tensors and modules (``.to``, ``.cuda``,
 ``.type``...) follow ``torch_api``'s method tables. A module-level function of this file
-is re-run at the call with the caller's arguments (bounded inlining) to learn what it
-returns; calling a module compares its inputs with its device (a ``Mix``).
+is re-run at the call with the caller's arguments (bounded inlining: ``inlining.py``) to
+learn what it returns; calling a module compares its inputs with its device (a ``Mix``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import libcst as cst
 from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.effects import is_float64
 from devlint.analysis.facts import CallRecord, Mix, Operand
-from devlint.analysis.interpreter import Env, Interpreter, Records, batch_of
+from devlint.analysis.interpreter import Interpreter, batch_of
 from devlint.analysis.project_imports import CallerCall
 from devlint.analysis.requirements import private_method
 from devlint.analysis.syntax import (
@@ -25,7 +25,6 @@ from devlint.analysis.syntax import (
     computes_on_parameters,
     dotted_name,
     is_main_test,
-    parameters,
     string_value,
 )
 from devlint.analysis.torch_api import Effect
@@ -42,17 +41,10 @@ from devlint.analysis.values import (
     chain,
     follow_operands,
     is_index,
-    join,
     join_placements,
     may_be_accelerator,
-    placement_of_device_string,
     placement_words,
 )
-
-MAX_INLINED_CALLS = 200  # per file: analysis time stays linear in the file's size
-MAX_INLINED_SIZE = 25  # top-level statements of a function analysed at its calls
-MAX_INLINED_DEPTH = 2  # a helper's own helper (``visible()`` returning ``list(range(count()))``)
-MAX_NESTED_INLINED_SIZE = 3  # ... when it is a one-liner or close to it
 
 # NumPy array methods that leave NumPy (``tolist``, ``item``): not arrays.
 _ARRAY_TO_HOST = frozenset({"tolist", "item", "tobytes"})
@@ -68,9 +60,6 @@ class Calls:
     def __init__(self, core: Interpreter) -> None:
         self.core = core
         self.compute_methods: dict[tuple[str, str], bool] = {}
-        self.inline_depth = 0
-        self.inline_budget = MAX_INLINED_CALLS
-        self.inlined: dict[tuple[object, ...], Value] = {}  # inline_call's answers
 
     def call(self, node: cst.Call) -> Value:
         func = node.func
@@ -134,7 +123,7 @@ class Calls:
         if method is not None and receiver is not None:
             own = self.own_method(func, method)
             if own is not None and not starred:
-                inlined = self.inline_call(own, args, keywords, bound=1)
+                inlined = self.core.inlining.call(own, args, keywords, bound=1)
                 if inlined is not UNKNOWN:
                     return inlined
             return self.method_call(node, receiver, method, args, keywords)
@@ -582,7 +571,7 @@ class Calls:
             return definitions.imported_returns[name]  # a star-imported project module's function
         if core.returns is None:  # not while inlining
             definitions.call_args.setdefault(name, []).append((tuple(args), dict(keywords)))
-        return self.inline_call(definitions.function_defs.get(name), args, keywords)
+        return self.core.inlining.call(definitions.function_defs.get(name), args, keywords)
 
     def module_call(self, node: cst.Call, callee: Value) -> Value:
         """Calling a module (or a value of unknown kind): its inputs meet its device."""
@@ -644,7 +633,7 @@ class Calls:
         if node is None or node.decorators or not node.params.params:
             return UNKNOWN
         attributes = definitions.class_attributes.get(receiver.qualname or "", {})
-        return self.inline_call(node, args, keywords, bound=1, attributes=attributes)
+        return self.core.inlining.call(node, args, keywords, bound=1, attributes=attributes)
 
     def own_method(self, func: cst.BaseExpression, method: str) -> cst.FunctionDef | None:
         """The method of this class that ``self.method(...)`` calls inside one of its
@@ -671,124 +660,12 @@ class Calls:
             return None
         return node
 
-    def inline_call(
-        self,
-        node: cst.FunctionDef | None,
-        args: list[Value],
-        keywords: dict[str, Value],
-        bound: int = 0,
-        attributes: Env | None = None,
-    ) -> Value:
-        """What a small function of this file returns for these arguments (a method of
-        this class called on ``self``: ``bound=1``, with the attributes the caller sees;
-        a method of another object: with ``attributes``, those its class sets).
-
-        The body is analysed once more with the parameters bound to the arguments; what
-        that records is thrown away (the function's own analysis stands), only the join of
-        its return values is kept. ``MAX_INLINED_DEPTH`` levels deep, and a bounded number
-        per file.
-        """
-        if node is None or self.inline_depth >= MAX_INLINED_DEPTH or self.inline_budget <= 0:
-            return UNKNOWN
-        size = MAX_INLINED_SIZE if self.inline_depth == 0 else MAX_NESTED_INLINED_SIZE
-        if not isinstance(node.body, cst.IndentedBlock) or _code_size(node.body) > size:
-            return UNKNOWN
-        # Once the module's own code has run, what the body sees is fixed but for these:
-        # the same call again (a helper called in every method) is answered from memory.
-        ctx = self.core.ctx
-        seen = (
-            tuple(attributes.items())
-            if attributes is not None
-            else tuple((k, v) for k, v in self.core.env.items() if k.startswith("self."))
-            if bound
-            else ()
-        )
-        key = (
-            id(node), tuple(args), tuple(sorted(keywords.items())), ctx.guarded,
-            ctx.class_name, ctx.backends_tested, len(self.core.guard_attributes), seen,
-        )  # fmt: skip
-        if self.core.module_done and key in self.inlined:
-            return self.inlined[key]
-        self.inline_budget -= 1
-        result = self.inline(node, args, keywords, bound, dict(seen))
-        if self.core.module_done:
-            self.inlined[key] = result
-        return result
-
-    def inline(
-        self,
-        node: cst.FunctionDef,
-        args: list[Value],
-        keywords: dict[str, Value],
-        bound: int = 0,
-        attributes: Env | None = None,
-    ) -> Value:
-        env = {**(attributes or {}), **self.argument_env(node, args, keywords, bound)}
-        returned = self.detached(node, env)[1]
-        if not returned:
-            return UNKNOWN
-        result = returned[0]
-        for value in returned[1:]:
-            result = join(result, value)
-        return replace(result, origins=())
-
-    def argument_env(
-        self,
-        node: cst.FunctionDef,
-        args: list[Value],
-        keywords: dict[str, Value],
-        bound: int = 0,
-    ) -> Env:
-        """A function's parameters bound to a call's arguments (after ``bound`` leading
-        ones, ``self`` of a method); a device-like parameter not given is any device."""
-        env: Env = {}
-        positional = [*node.params.posonly_params, *node.params.params][bound:]
-        for param in parameters(node.params):
-            name = param.name.value
-            value = keywords.get(name, UNKNOWN)
-            if name_guesses.is_device_like_name(name) and value is UNKNOWN:
-                value = Value(Kind.DEVICE, _default_device(param) or ANY_DEVICE)
-            env[name] = value
-        for param, value in zip(positional, args, strict=False):
-            env[param.name.value] = value
-        return env
-
-    def detached(
-        self, node: cst.FunctionDef, env: Env, **context: object
-    ) -> tuple[Env, list[Value], Records]:
-        """Run a function body from ``env`` without recording anything for the rules: the
-        environment it ends with, the values it returns and what it would have recorded
-        (``context``: a method's class)."""
-        saved = (self.core.env, self.core.rec, self.core.pending, self.core.returns)
-        saved_flow = (self.core.cuda_required, self.core.exits_without_cuda)
-        self.core.env, self.core.rec, self.core.pending, self.core.returns = env, Records(), [], []
-        self.inline_depth += 1
-        try:
-            with self.core.scope(function=node, loop=None, **context):
-                self.core.statements.suite(node.body)
-            return self.core.env, self.core.returns, self.core.rec
-        finally:
-            self.inline_depth -= 1
-            self.core.cuda_required, self.core.exits_without_cuda = saved_flow
-            self.core.env, self.core.rec, self.core.pending, self.core.returns = saved
-
 
 def _calls_on_self(func: cst.BaseExpression) -> bool:
     """``self.m`` as the function of a call."""
     return (
         type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"
     )
-
-
-def _code_size(body: cst.IndentedBlock) -> int:
-    """The top-level statements of a function body, its docstring not counted."""
-    first = body.body[0] if body.body else None
-    docstring = (
-        type(first) is cst.SimpleStatementLine
-        and type(first.body[0]) is cst.Expr
-        and type(first.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
-    )
-    return len(body.body) - docstring
 
 
 def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value:
@@ -818,12 +695,6 @@ def _move_steps(node: cst.Call, target: Value | None, where: Placement) -> tuple
     """The steps of a move to ``where`` by ``target``: how it was chosen, then the move."""
     before = target.placed if target is not None else ()
     return chain(before, (Step(node, f"moved to {placement_words(where)} here"),))
-
-
-def _default_device(param: cst.Param) -> Placement:
-    """The device a parameter's literal default names (``device="cpu"``), else None."""
-    text = string_value(param.default) if param.default is not None else None
-    return placement_of_device_string(text) if text is not None else None
 
 
 def _is_cuda_template(value: Value) -> bool:

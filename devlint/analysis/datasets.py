@@ -19,7 +19,6 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis.calls import MAX_INLINED_DEPTH
 from devlint.analysis.interpreter import Interpreter
 from devlint.analysis.values import UNKNOWN, Kind, Placement, Value, join
 
@@ -58,27 +57,26 @@ class Datasets:
         keywords: dict[str, Value],
     ) -> Placement:
         """Where the items of a new instance may be (None: unknown)."""
-        if self.core.calls.inline_depth >= MAX_INLINED_DEPTH or self.core.calls.inline_budget <= 0:
+        if not self.core.inlining.reserve():
             return None
-        self.core.calls.inline_budget -= 1
         init, getitem = methods.get("__init__"), methods["__getitem__"]
         attributes: dict[str, Value] = {}  # what ``__init__`` stored, by attribute name
         if init is not None and receiver_of(init):
-            env = self.core.calls.argument_env(init, args, keywords, bound=1)
+            env = self.core.inlining.argument_env(init, args, keywords, bound=1)
             for name, value in env.items():
                 if value is UNKNOWN:  # data of unknown kind: placed only by the class's moves
                     env[name] = UNKNOWN_TENSOR
-            final, _, _ = self.core.calls.detached(init, env, class_name=class_name)
+            final, _, _ = self.core.inlining.detached(init, env, class_name=class_name)
             prefix = f"{receiver_of(init)}."
             attributes = {k[len(prefix) :]: v for k, v in final.items() if k.startswith(prefix)}
         receiver = receiver_of(getitem)
         if not receiver:
             return None
-        env = self.core.calls.argument_env(getitem, [], {}, bound=1)
+        env = self.core.inlining.argument_env(getitem, [], {}, bound=1)
         for attribute, value in attributes.items():
             env[f"{receiver}.{attribute}"] = value
             self.core.remember(f"{receiver}.{attribute}")
-        _, returned, _ = self.core.calls.detached(getitem, env, class_name=class_name)
+        _, returned, _ = self.core.inlining.detached(getitem, env, class_name=class_name)
         if not returned:
             return None
         item = returned[0]

@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # the handlers import this module; they are built by ``analyz
     from devlint.analysis.effects import Effects
     from devlint.analysis.expressions import Expressions
     from devlint.analysis.imports import Imports
+    from devlint.analysis.inlining import Inlining
     from devlint.analysis.module_classes import ModuleClasses
     from devlint.analysis.statements import Statements
 
@@ -176,6 +177,7 @@ class Interpreter:
     expressions: Expressions
     effects: Effects
     calls: Calls
+    inlining: Inlining
     datasets: Datasets
     module_classes: ModuleClasses
 

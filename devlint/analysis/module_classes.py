@@ -23,8 +23,8 @@ from dataclasses import replace
 from enum import Enum
 
 from devlint.analysis import torch_api
-from devlint.analysis.calls import MAX_INLINED_DEPTH
 from devlint.analysis.datasets import receiver_of
+from devlint.analysis.inlining import MAX_INLINED_DEPTH
 from devlint.analysis.interpreter import Interpreter, Records
 from devlint.analysis.values import CPU, UNKNOWN, Kind, Value, may_be_accelerator
 
@@ -83,12 +83,11 @@ class ModuleClasses:
         init = self.core.definitions.module_methods.get(name, {}).get("__init__")
         if init is None or not receiver_of(init):
             return Construction.ON_CPU if built else Construction.UNSEEN
-        if self.core.calls.inline_depth >= MAX_INLINED_DEPTH or self.core.calls.inline_budget <= 0:
+        if not self.core.inlining.reserve():
             return Construction.UNSEEN
-        self.core.calls.inline_budget -= 1
-        env = self.core.calls.argument_env(init, args, keywords, bound=1)
+        env = self.core.inlining.argument_env(init, args, keywords, bound=1)
         env[init.params.params[0].name.value] = Value(Kind.MODULE)  # ``self.cuda()`` moves it
-        _, _, records = self.core.calls.detached(init, env, class_name=name)
+        _, _, records = self.core.inlining.detached(init, env, class_name=name)
         if _places_parts(records):
             return Construction.SELF_PLACING
         return Construction.ON_CPU if built or _builds_parameters(records) else Construction.UNSEEN
