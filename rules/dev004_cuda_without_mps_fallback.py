@@ -10,7 +10,13 @@ from devlint.analysis.facts import (
     mps_note,
 )
 from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value, may_be_placed
-from devlint.codemod import else_is_body_on_cpu, mps_variant, only_moves_to_cuda, statement_lines
+from devlint.codemod import (
+    else_is_body_on_cpu,
+    fold_method_one,
+    mps_variant,
+    only_moves_to_cuda,
+    statement_lines,
+)
 from devlint.rule import BLOCK_INDENT, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
 MESSAGE = "Device choice falls back from CUDA straight to CPU, skipping Apple's MPS"
@@ -35,10 +41,11 @@ class CudaWithoutMpsFallback(Rule):
     So are device indices chosen for libraries that take them (`device = 0 if
     torch.cuda.is_available() else -1` for `transformers.pipeline` or torchtext, where -1
     is the CPU), an `if`/`else` that moves a model to CUDA or back to the CPU
-    (`model.cuda()` / `model.cpu()`), and an `if`/`else` whose `else` is its body
-    without the `.cuda()` calls, the same computation on the CPU (`w =
-    torch.ones(n).cuda() * a` / `w = torch.ones(n) * a`; one that only moves, `v =
-    Variable(x.cuda())` / `v = Variable(x)`, is method one); none of these has a fix.
+    (`model.cuda()` / `model.cpu()`; its fix folds both into one `.to(device)`), and an
+    `if`/`else` whose `else` is its body without the `.cuda()` calls, the same
+    computation on the CPU (`w = torch.ones(n).cuda() * a` / `w = torch.ones(n) * a`;
+    one that only moves, `v = Variable(x.cuda())` / `v = Variable(x)`, is method one);
+    the indices, types and computations have no fix.
 
     A choice made by the user's own option alone (`"cuda" if args.cuda else "cpu"`, no
     availability test) tries nothing and falls back from nothing: it is the user's; its
@@ -107,6 +114,8 @@ class CudaWithoutMpsFallback(Rule):
                     yield Finding(node, TYPE_MESSAGE)
                     continue
                 fix = _add_mps(conditional, _gate(conditional)) if test.polarity > 0 else None
+                if fix is None and isinstance(node, cst.If) and only_moves_to_cuda(node, facts):
+                    fix = fold_method_one(node)  # moves, or moves back: one ``.to(device)``
                 if fix is not None:
                     note = mps_note(facts, self.settings.target_torch) if note is None else note
                     fix = replace(fix, message=fix.message + note)
@@ -206,13 +215,10 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
     body = _chosen(facts, node.body.body)
     if isinstance(node.orelse, cst.Else):
         orelse = _chosen(facts, node.orelse.body.body)
-        if (
-            body in (None, CUDA)
-            and orelse is None
-            and else_is_body_on_cpu(node, facts)
-            and not only_moves_to_cuda(node, facts)  # method one, DEV016's
-        ):
+        if body in (None, CUDA) and orelse is None and else_is_body_on_cpu(node, facts):
             return CUDA, CPU
+        if body is None and orelse is None and only_moves_to_cuda(node, facts):
+            return CUDA, CPU  # ``model.cuda()`` / ``else: model.cpu()``
         return body, orelse
     following = conditional.next_statement
     if node.orelse is None and following is not None and _returns(node.body.body):

@@ -16,8 +16,9 @@ class GuardedCudaMove(Rule):
     ## What it does
     Checks for the tutorials' "method one": an `if torch.cuda.is_available():` (or
     `if use_cuda:`) statement whose only job is moving things with `.cuda()`, also under
-    a nested `if` (an `else` may only move them back with `.cpu()`). Off by default: select `DEV016` to enable it,
-    and its fix turns method one into method two. The one-line conditional expression
+    a nested `if`, and that has no `else` (one that moves them back with `.cpu()` makes a
+    device choice: DEV004). Off by default: select `DEV016` to enable it, and its fix
+    turns method one into method two. The one-line conditional expression
     `x.cuda() if torch.cuda.is_available() else x` is not an `if` block and is not
     reported (by design, docs/design.md §4: neither DEV016 nor DEV004).
 
@@ -69,5 +70,6 @@ class GuardedCudaMove(Rule):
                 continue  # ``if x.is_cuda:`` follows a placement, it tests no availability
             if conditional.enclosing_backends - {"cuda"}:
                 continue
-            if isinstance(node, cst.If) and only_moves_to_cuda(node, facts):
+            if isinstance(node, cst.If) and node.orelse is None and only_moves_to_cuda(node, facts):
+                # with an ``else`` that moves back to the CPU, it is DEV004's device choice
                 yield Finding(node, MESSAGE, fold_method_one(node), test.placed)
