@@ -55,6 +55,7 @@ from devlint.analysis.values import (
     Value,
     is_empty_container,
     join,
+    join_placement,
 )
 from devlint.records import record
 
@@ -310,10 +311,23 @@ class Interpreter:
         self.env[key] = value
         self.remember(key)
         self.forget_attributes_of(key)
+        if "." in key and method_key is None:
+            self.replace_state(key, value)
         if method_key is not None and target is not None:
             self.rec.attribute_stores.append(AttributeStore(*method_key, value, target))
         if "." in key and value.kind is Kind.GUARD:
             self.guard_attributes[key] = value
+
+    def replace_state(self, key: str, value: Value) -> None:
+        """``cell.weight_hh.data = gru.weight_hh_l0.data``: a module of this code given
+        a tensor from elsewhere as its state is now also where that tensor is (unknown if
+        that is unknown), not only where it was built (RTVC's WaveRNN cells)."""
+        root = key.split(".", 1)[0]
+        module = self.env.get(root)
+        if module is None or module.kind is not Kind.MODULE or module.where is None:
+            return
+        if value.kind is Kind.TENSOR or key.endswith(".data"):
+            self.env[root] = replace(module, where=join_placement(module.where, value.where))
 
     def bind_subscript(self, target: cst.Subscript, value: Value) -> None:
         self.expressions.expr(target)
