@@ -681,6 +681,7 @@ def devlint__analysis__project_imports__ModuleSummary(cls, fields, MISSING, _HAS
     _dflt_star_modules = fields['star_modules'].default
     _dflt_follows_inputs = fields['follows_inputs'].default
     _dflt_returned_flags = fields['returned_flags'].default_factory
+    _dflt_class_flags = fields['class_flags'].default_factory
     _type_names = fields['names'].type
     _type_module_classes = fields['module_classes'].type
     _type_stateless_classes = fields['stateless_classes'].type
@@ -689,8 +690,9 @@ def devlint__analysis__project_imports__ModuleSummary(cls, fields, MISSING, _HAS
     _type_star_modules = fields['star_modules'].type
     _type_follows_inputs = fields['follows_inputs'].type
     _type_returned_flags = fields['returned_flags'].type
+    _type_class_flags = fields['class_flags'].type
     _return_type = None
-    def __init__(self,names:_type_names=_HAS_DEFAULT_FACTORY,module_classes:_type_module_classes=_dflt_module_classes,stateless_classes:_type_stateless_classes=_dflt_stateless_classes,returns:_type_returns=_HAS_DEFAULT_FACTORY,dataset_items:_type_dataset_items=_HAS_DEFAULT_FACTORY,star_modules:_type_star_modules=_dflt_star_modules,follows_inputs:_type_follows_inputs=_dflt_follows_inputs,returned_flags:_type_returned_flags=_HAS_DEFAULT_FACTORY)->_return_type:
+    def __init__(self,names:_type_names=_HAS_DEFAULT_FACTORY,module_classes:_type_module_classes=_dflt_module_classes,stateless_classes:_type_stateless_classes=_dflt_stateless_classes,returns:_type_returns=_HAS_DEFAULT_FACTORY,dataset_items:_type_dataset_items=_HAS_DEFAULT_FACTORY,star_modules:_type_star_modules=_dflt_star_modules,follows_inputs:_type_follows_inputs=_dflt_follows_inputs,returned_flags:_type_returned_flags=_HAS_DEFAULT_FACTORY,class_flags:_type_class_flags=_HAS_DEFAULT_FACTORY)->_return_type:
         __dataclass_builtins_object__.__setattr__(self,'names',_dflt_names() if names is _HAS_DEFAULT_FACTORY else names)
         __dataclass_builtins_object__.__setattr__(self,'module_classes',module_classes)
         __dataclass_builtins_object__.__setattr__(self,'stateless_classes',stateless_classes)
@@ -699,22 +701,23 @@ def devlint__analysis__project_imports__ModuleSummary(cls, fields, MISSING, _HAS
         __dataclass_builtins_object__.__setattr__(self,'star_modules',star_modules)
         __dataclass_builtins_object__.__setattr__(self,'follows_inputs',follows_inputs)
         __dataclass_builtins_object__.__setattr__(self,'returned_flags',_dflt_returned_flags() if returned_flags is _HAS_DEFAULT_FACTORY else returned_flags)
+        __dataclass_builtins_object__.__setattr__(self,'class_flags',_dflt_class_flags() if class_flags is _HAS_DEFAULT_FACTORY else class_flags)
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(names={self.names!r}, module_classes={self.module_classes!r}, stateless_classes={self.stateless_classes!r}, returns={self.returns!r}, dataset_items={self.dataset_items!r}, star_modules={self.star_modules!r}, follows_inputs={self.follows_inputs!r}, returned_flags={self.returned_flags!r})"
+        return self.__class__.__qualname__ + f"(names={self.names!r}, module_classes={self.module_classes!r}, stateless_classes={self.stateless_classes!r}, returns={self.returns!r}, dataset_items={self.dataset_items!r}, star_modules={self.star_modules!r}, follows_inputs={self.follows_inputs!r}, returned_flags={self.returned_flags!r}, class_flags={self.class_flags!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.names,self.module_classes,self.stateless_classes,self.returns,self.dataset_items,self.star_modules,self.follows_inputs,self.returned_flags,)==(other.names,other.module_classes,other.stateless_classes,other.returns,other.dataset_items,other.star_modules,other.follows_inputs,other.returned_flags,)
+            return (self.names,self.module_classes,self.stateless_classes,self.returns,self.dataset_items,self.star_modules,self.follows_inputs,self.returned_flags,self.class_flags,)==(other.names,other.module_classes,other.stateless_classes,other.returns,other.dataset_items,other.star_modules,other.follows_inputs,other.returned_flags,other.class_flags,)
         return NotImplemented
     def __setattr__(self,name,value):
-        if type(self) is cls or name in ('names','module_classes','stateless_classes','returns','dataset_items','star_modules','follows_inputs','returned_flags',):
+        if type(self) is cls or name in ('names','module_classes','stateless_classes','returns','dataset_items','star_modules','follows_inputs','returned_flags','class_flags',):
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
     def __delattr__(self,name):
-        if type(self) is cls or name in ('names','module_classes','stateless_classes','returns','dataset_items','star_modules','follows_inputs','returned_flags',):
+        if type(self) is cls or name in ('names','module_classes','stateless_classes','returns','dataset_items','star_modules','follows_inputs','returned_flags','class_flags',):
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
     def __hash__(self):
-        return hash((self.names,self.module_classes,self.stateless_classes,self.returns,self.dataset_items,self.star_modules,self.follows_inputs,self.returned_flags,))
+        return hash((self.names,self.module_classes,self.stateless_classes,self.returns,self.dataset_items,self.star_modules,self.follows_inputs,self.returned_flags,self.class_flags,))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__hash__': __hash__}
 
 
@@ -2288,7 +2291,7 @@ METHODS = {
         devlint__analysis__project_imports__CallerCall,
     ),
     'devlint.analysis.project_imports.ModuleSummary': (
-        (True, False, True, False, (), (('names', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('module_classes', 'frozenset[str]', True), ('stateless_classes', 'frozenset[str]', True), ('returns', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('dataset_items', 'dict[str, Placement]', ('None', False, True, True, True, None, True, False)), ('star_modules', 'tuple[str, ...]', True), ('follows_inputs', 'frozenset[str]', True), ('returned_flags', 'dict[str, dict[str, Value]]', ('None', False, True, True, True, None, True, False)))),
+        (True, False, True, False, (), (('names', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('module_classes', 'frozenset[str]', True), ('stateless_classes', 'frozenset[str]', True), ('returns', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('dataset_items', 'dict[str, Placement]', ('None', False, True, True, True, None, True, False)), ('star_modules', 'tuple[str, ...]', True), ('follows_inputs', 'frozenset[str]', True), ('returned_flags', 'dict[str, dict[str, Value]]', ('None', False, True, True, True, None, True, False)), ('class_flags', 'dict[str, dict[str, Value]]', ('None', False, True, True, True, None, True, False)))),
         devlint__analysis__project_imports__ModuleSummary,
     ),
     'devlint.analysis.scopes.DeviceInScope': (

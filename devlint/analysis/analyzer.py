@@ -20,7 +20,7 @@ import libcst as cst
 from devlint.analysis import name_guesses, project_imports, requirements
 from devlint.analysis.branches import Branches
 from devlint.analysis.calls import Calls
-from devlint.analysis.datasets import Datasets
+from devlint.analysis.datasets import Datasets, receiver_of
 from devlint.analysis.definitions import Definitions
 from devlint.analysis.effects import Effects
 from devlint.analysis.expressions import Expressions
@@ -273,6 +273,26 @@ def _returned_flags(core: Interpreter, node: cst.FunctionDef) -> dict[str, Value
     }
 
 
+def _instance_flags(core: Interpreter, name: str, init: cst.FunctionDef | None) -> dict[str, Value]:
+    """The availability flags a class's ``__init__`` sets on the instance
+    (``self.use_gpu = torch.cuda.is_available() and use_gpu``), for any arguments."""
+    receiver = receiver_of(init) if init is not None else None
+    body = init.body if init is not None else None
+    if not receiver or not isinstance(body, cst.IndentedBlock):
+        return {}
+    if len(body.body) > MAX_FLAGS_FUNCTION_SIZE:
+        return {}
+    assert init is not None
+    env = core.inlining.argument_env(init, [], {}, bound=1)
+    final = core.inlining.detached(init, env, class_name=name)[0]
+    prefix = receiver + "."
+    return {
+        key[len(prefix) :]: project_imports.portable(value)
+        for key, value in final.items()
+        if key.startswith(prefix) and "." not in key[len(prefix) :] and value.kind is Kind.GUARD
+    }
+
+
 def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSummary:
     """What ``from <module> import *`` binds: its top-level code is run (its functions'
     bodies are not), each function is inlined once for unknown arguments, each dataset
@@ -313,6 +333,11 @@ def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSumm
             name: flags
             for name, node in definitions.function_defs.items()
             if (flags := _returned_flags(core, node))
+        },
+        {
+            name: flags
+            for name, methods in definitions.class_methods.items()
+            if (flags := _instance_flags(core, name, methods.get("__init__")))
         },
     )
     core.close()

@@ -249,6 +249,8 @@ class Definitions:
                 local_bases.append(value.qualname or "")
             if _unseen_base(value, self.unseen_bases):
                 self.unseen_bases.add(node.name.value)
+            if value.kind is Kind.IMPORTED and value.qualname:
+                self.inherit_flags(value.qualname)
             if value.kind is Kind.IMPORTED and value.qualname in torch_api.DATASET_CLASSES:
                 inherited = inherited or {}
             elif value.kind is Kind.CLASS and value.qualname in self.dataset_classes:
@@ -258,6 +260,15 @@ class Definitions:
             dotted_name(base.value) or "" for base in node.bases
         )
         return is_module, inherited
+
+    def inherit_flags(self, base: str) -> None:
+        """The availability flags a project module's base class sets on its instances
+        (``self.use_gpu``, deep-person-reid's ``Engine``): what the subclass's methods
+        read as guards."""
+        found = self.core.imports.project_summary(base)
+        flags = found[0].class_flags.get(found[1], {}) if found is not None else {}
+        for attribute, flag in flags.items():
+            self.core.guard_attributes.setdefault(f"self.{attribute}", flag)
 
     def steps(self, name: str, class_name: str | None = None) -> bool:
         """Whether this file's module-level function ``name`` steps an optimizer or runs

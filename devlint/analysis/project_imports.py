@@ -68,6 +68,10 @@ class ModuleSummary:
     # ``args`` with ``args.cuda = not args.no_cuda and torch.cuda.is_available()``):
     # function -> attribute -> flag.
     returned_flags: dict[str, dict[str, Value]] = field(default_factory=dict)
+    # The availability flags its classes' ``__init__`` sets on the instance
+    # (``self.use_gpu = torch.cuda.is_available() and use_gpu``): class -> attribute ->
+    # flag, for the methods of a subclass in the importing file.
+    class_flags: dict[str, dict[str, Value]] = field(default_factory=dict)
 
 
 @record(frozen=True, slots=True)
@@ -214,7 +218,7 @@ class ProjectModules:
 # (folder, its mtime, level, module) -> the module's real path, per process
 _MODULE_PATHS: dict[tuple[str, int, int, str], str | None] = {}
 _AVAILABILITY_TEXT = re.compile(rb"is_available|device_count")
-_TOP_LEVEL_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_TOP_LEVEL_DEF = re.compile(rb"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 # ``USE_CUDA = torch.cuda.is_available()``, ``DEVICE = torch.device("cuda" if ...)``
 _TESTING_ASSIGNMENT = re.compile(
     rb"^(\w+)[ \t]*(?::[^\n=]*)?=(?!=)[^\n]*(?:is_available|device_count)", re.MULTILINE
@@ -224,8 +228,8 @@ _TESTING_FUNCTIONS: dict[Path, tuple[tuple[int, int], frozenset[str]]] = {}
 
 
 def _testing_functions(path: Path) -> frozenset[str]:
-    """The top-level functions whose text (up to the next top-level ``def``) mentions
-    an availability test, and the top-level names assigned on a line that does: read as
+    """The top-level functions and classes whose text (up to the next top-level ``def``
+    or ``class``) mentions an availability test, and the top-level names assigned on a line that does: read as
     bytes, never parsed."""
     try:
         status = path.stat()

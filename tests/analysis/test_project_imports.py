@@ -331,6 +331,45 @@ def test_explicitly_imported_flags_and_devices(tmp_path: Path) -> None:
     assert codes(main) == ["6:DEV003", "8:DEV001"]  # nowhere: USE_CUDA is unknown
 
 
+def test_a_project_base_class_sets_the_flags_its_subclasses_test(tmp_path: Path) -> None:
+    """``class SoftmaxEngine(Engine)`` with ``Engine.__init__`` (another module) setting
+    ``self.use_gpu = torch.cuda.is_available() and use_gpu``: the subclass's
+    ``if self.use_gpu:`` is a guard (deep-person-reid: eval/blind45)."""
+    write(
+        tmp_path,
+        "pkg/engine.py",
+        """
+        import torch
+
+        class Engine:
+            def __init__(self, use_gpu=True):
+                self.use_gpu = torch.cuda.is_available() and use_gpu
+                self.epochs = 10
+        """,
+    )
+    write(tmp_path, "pkg/__init__.py", "")
+    softmax = write(
+        tmp_path,
+        "pkg/softmax.py",
+        """
+        from .engine import Engine
+
+        class SoftmaxEngine(Engine):
+            def forward_backward(self, imgs):
+                if self.use_gpu:
+                    imgs = imgs.cuda()
+                if self.epochs:
+                    imgs = imgs.cuda()
+                return imgs
+        """,
+    )
+    options = replace(ALL, codes=ALL.codes | {"DEV016"})
+    text = softmax.read_text(encoding="utf-8")
+    found = check_text(text, str(softmax), replace(options, origin=softmax))
+    assert [f"{d.start.row}:{d.code}" for d in found] == ["5:DEV016"]
+    assert check_text(text, str(softmax), options) == []  # nowhere: the base is unknown
+
+
 def test_torch_passed_on_by_a_star_import_of_user_code(tmp_path: Path) -> None:
     """``from models import *`` hands on the ``import torch`` of ``models``: a file that
     never imports torch itself still calls ``torch.load`` (eval/blind15)."""
