@@ -184,6 +184,11 @@ def _is_cpu_call(value: cst.BaseExpression) -> bool:
     )
 
 
+def moved_values(statement: cst.BaseStatement) -> list[cst.BaseExpression]:
+    """The values a statement of moves computes (none for any other statement)."""
+    return _moves(statement) or []
+
+
 def _moves(statement: cst.BaseStatement) -> list[cst.BaseExpression] | None:
     """The values a statement of moves computes (None: it does something else)."""
     if not isinstance(statement, cst.SimpleStatementLine):

@@ -5,7 +5,7 @@ import libcst as cst
 from devlint import device_errors
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
-from devlint.codemod import fold_method_one, only_moves_to_cuda
+from devlint.codemod import fold_method_one, moved_values, only_moves_to_cuda
 from devlint.rule import Finding, Rule
 
 MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
@@ -16,9 +16,10 @@ class GuardedCudaMove(Rule):
     ## What it does
     Checks for the tutorials' "method one": an `if torch.cuda.is_available():` (or
     `if use_cuda:`) statement whose only job is moving things with `.cuda()`, also under
-    a nested `if`, and that has no `else` (one that moves them back with `.cpu()` makes a
-    device choice: DEV004). Off by default: select `DEV016` to enable it, and its fix
-    turns method one into method two. The one-line conditional expression
+    a nested `if` (an `else` may only move them back with `.cpu()`; an if/else that
+    makes new tensors on CUDA or on the CPU, `torch.zeros(n).cuda()` / `torch.zeros(n)
+    .cpu()`, is a device choice: DEV004). Off by default: select `DEV016` to enable it,
+    and its fix turns method one into method two. The one-line conditional expression
     `x.cuda() if torch.cuda.is_available() else x` is not an `if` block and is not
     reported (by design, docs/design.md §4: neither DEV016 nor DEV004).
 
@@ -70,6 +71,21 @@ class GuardedCudaMove(Rule):
                 continue  # ``if x.is_cuda:`` follows a placement, it tests no availability
             if conditional.enclosing_backends - {"cuda"}:
                 continue
-            if isinstance(node, cst.If) and node.orelse is None and only_moves_to_cuda(node, facts):
-                # with an ``else`` that moves back to the CPU, it is DEV004's device choice
-                yield Finding(node, MESSAGE, fold_method_one(node), test.placed)
+            if not isinstance(node, cst.If) or not only_moves_to_cuda(node, facts):
+                continue
+            if node.orelse is not None and _creates(node):
+                continue  # new tensors made on CUDA or on the CPU: DEV004's device choice
+            yield Finding(node, MESSAGE, fold_method_one(node), test.placed)
+
+
+def _creates(node: cst.If) -> bool:
+    """A move of a value made right there (``torch.zeros(n).cuda()``), not of one the
+    code already has (``model.cuda()``)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return any(
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and isinstance(call.func.value, cst.Call)
+        for line in body
+        for call in moved_values(line)
+    )

@@ -360,15 +360,17 @@ def cuda_api_table() -> str:
 def forwards_placement(call: CallRecord) -> bool:
     """A method call inside a method that forwards placement to torch's (a ``to`` or
     ``_apply`` override, a batch's ``pin_memory``: ``name_guesses.FORWARDING_METHODS``):
-    its callers decide. In a ``cuda`` override only ``super().cuda(...)`` passes the
-    caller's request on; the override's own ``.cuda()`` calls are placements of its own
-    (RepDistiller's memory bank, gpt-fast's ``MultiInput``: eval/blind15, blind42)."""
+    its callers decide. In a ``cuda`` override, ``super().cuda(...)`` and a member
+    module's ``self.criterion.cuda()`` (in place, its result unused) pass the caller's
+    request on; the tensors the override moves and keeps (``self.prob =
+    self.prob.cuda()``) are placements of its own (RepDistiller's memory bank, gpt-fast's
+    ``MultiInput``: eval/blind15, blind42; pytorch-seq2seq's loss: blind9)."""
     function = call.site.function
     if function is None or not isinstance(call.node.func, cst.Attribute):
         return False
     if function.name.value == "cuda":
         receiver = call.node.func.value
-        return (
+        return call.discarded or (
             isinstance(receiver, cst.Call)
             and isinstance(receiver.func, cst.Name)
             and receiver.func.value == "super"
