@@ -1,8 +1,9 @@
 """What a loop does: whether it trains, and which of its branches run on every training
 iteration (``Site.loop``, ``Site.inner_loop``; DEV002, DEV012).
 
-A loop trains when its body steps an optimizer or runs ``backward()``, itself or through
-one of the file's functions that does (``steps``). A branch runs on every iteration when
+A loop trains when its body steps an optimizer, runs ``backward()`` or clears gradients
+(``zero_grad()`` outside ``no_grad``: the step may be a scaler's of another module),
+itself or through one of the file's functions that does (``steps``). A branch runs on every iteration when
 its test is a setting fixed before the loop, or when it is the gate of gradient
 accumulation. These are syntactic scans, on a hot path: they walk statements by type,
 not with libcst's visitors, except for ``_TrainingStep``.
@@ -270,7 +271,8 @@ def steps(function: cst.FunctionDef) -> bool:
 
 class _TrainingStep(cst.CSTVisitor):
     """Finds ``loss.backward()``, ``optimizer.step()``, ``scaler.scale(loss).backward()``,
-    and calls of this file's functions that do."""
+    ``optimizer.zero_grad()`` outside ``no_grad`` (the step itself may be a helper's:
+    ``loss_scaler(loss, optimizer)``), and calls of this file's functions that do."""
 
     def __init__(self, nested: bool, stepping: Callable[[str], bool] | None = None) -> None:
         self.found = False
@@ -280,6 +282,7 @@ class _TrainingStep(cst.CSTVisitor):
         # (``for opt in optimizers: opt.step()``), and one that steps on its own (the
         # training loop of an epoch loop, where such a loop only steps the schedulers).
         self.steps_each = self.inner_steps = False
+        self.no_grad = 0  # inside ``with torch.no_grad():`` (a stray ``zero_grad()`` there)
 
     @property
     def steps(self) -> bool:
@@ -292,6 +295,8 @@ class _TrainingStep(cst.CSTVisitor):
         method = func.attr.value if type(func) is cst.Attribute else None
         if method == "backward" or _is_optimizer_step(node):
             self.found = True
+        elif method == "zero_grad" and not self.no_grad:
+            self.found = True  # ``loss_scaler(loss, optimizer)`` steps; an evaluation never
         elif not self.found and self.stepping is not None:
             if type(func) is cst.Name:
                 self.found = self.stepping(func.value)
@@ -300,6 +305,12 @@ class _TrainingStep(cst.CSTVisitor):
                 if isinstance(receiver, cst.Name) and receiver.value == "self":
                     self.found = self.stepping(f"self.{method}")
         return not self.found
+
+    def visit_With(self, node: cst.With) -> None:
+        self.no_grad += _disables_grad(node)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.no_grad -= _disables_grad(original_node)
 
     def visit_For(self, node: cst.For) -> bool:
         if not self.nested and _steps_each(node):
@@ -312,6 +323,15 @@ class _TrainingStep(cst.CSTVisitor):
         if not self.nested:
             self.inner_steps = self.inner_steps or _steps_an_optimizer(node)
         return self.nested and not self.found
+
+
+def _disables_grad(node: cst.With) -> bool:
+    """``with torch.no_grad():`` / ``torch.inference_mode()``."""
+    return any(
+        type(item.item) is cst.Call
+        and (dotted_name(item.item.func) or "").rsplit(".", 1)[-1] in ("no_grad", "inference_mode")
+        for item in node.items
+    )
 
 
 class _OptimizerStep(cst.CSTVisitor):
