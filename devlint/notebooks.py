@@ -122,11 +122,10 @@ def _join(cells: list[Any]) -> _Joined:
 
 
 def _leading_indent(lines: list[str]) -> str:
-    """The indent of a cell's first line, which IPython removes from every line that
-    starts with it before it runs the cell."""
-    if not lines or not lines[0].strip():
-        return ""
-    return lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))]
+    """The indent of a cell's first non-blank line, which IPython removes from every
+    line that starts with it before it runs the cell (after dropping blank lines)."""
+    first = next((line for line in lines if line.strip()), "")
+    return first[: len(first) - len(first.lstrip(" \t"))]
 
 
 def _dedent(line: str, indent: str) -> str:

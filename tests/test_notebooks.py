@@ -80,8 +80,8 @@ def test_a_cell_whose_first_line_is_indented_runs_dedented_as_in_ipython(tmp_pat
     pasted `` def f():`` cell runs): the cell is checked, at its own columns, not DEV901
     (machine-learning-book's chapter notebooks). A fix there is refused, the file kept."""
     cell = " x = torch.zeros(3).cuda()\n for _ in range(2):\n     print(x)\nx\n %time y = x.cuda()"
-    data = notebook("import torch", cell)
-    assert found(data) == [("DEV003", 2, 1, 6), ("DEV003", 2, 5, 12)]
+    data = notebook("import torch", cell, "  \n  z = torch.ones(2).cuda()")
+    assert found(data) == [("DEV003", 2, 1, 6), ("DEV003", 2, 5, 12), ("DEV003", 3, 2, 7)]
     source = read_notebook(data)
     assert source is not None
     assert rewrite(data, source.text) == data
