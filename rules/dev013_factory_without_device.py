@@ -62,10 +62,15 @@ class FactoryWithoutDevice(Rule):
                 if function is not None and id(factory) not in reported:
                     reported.add(id(factory))
                     method = mix.site.class_name is not None
+                    fix = (
+                        None
+                        if _moved_to_cpu(factory, facts)
+                        else _fix(factory, function, inputs, method)
+                    )
                     yield Finding(
                         factory,
                         "Tensor created without `device=` is combined with the inputs",
-                        _fix(factory, function, inputs, method),
+                        fix,
                         (Step(mix.node, "combined with the inputs here"),),
                     )
         for factory, tested, function in facts.factories_moved_on_cuda_only():
@@ -77,6 +82,16 @@ class FactoryWithoutDevice(Rule):
 
 
 CUDA_ONLY_MESSAGE = "Tensor created without `device=` follows the inputs only to CUDA, not to MPS"
+
+
+def _moved_to_cpu(factory: cst.Call, facts: FileFacts) -> bool:
+    """``torch.zeros(n).cpu()``: a ``device=`` added to the factory would be undone."""
+    return any(
+        call.method == "cpu"
+        and isinstance(call.node.func, cst.Attribute)
+        and call.node.func.value is factory
+        for call in facts.calls
+    )
 
 
 def _fix_for(factory: cst.Call, tested: cst.Name, function: cst.FunctionDef) -> FixPlan | None:

@@ -223,6 +223,8 @@ class Value:
             float64=self.float64,
             built_by=self.built_by if kind is Kind.MODULE else None,
             placed=by,
+            # ``torch.zeros(n).cpu()`` is still the factory's tensor, where it was made
+            origins=self.origins if where == CPU and self.where == CPU else (),
         )
 
     def derived(self) -> Value:
