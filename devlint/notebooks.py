@@ -12,6 +12,7 @@ notebook whose layout cannot be reproduced is left alone.
 
 from __future__ import annotations
 
+import difflib
 import io
 import json
 import re
@@ -132,6 +133,23 @@ def _dedent(line: str, indent: str) -> str:
     return line[len(indent) :] if line.startswith(indent) else line
 
 
+def _reindent(old: str, fixed: str, indent: str) -> str:
+    """A dedented cell's fixed source with the cell's indent back: the lines a fix left
+    as they were keep their own text, the lines it wrote get the indent (which IPython
+    removes again)."""
+    old_lines = split_lines(old, keepends=True)
+    new_lines = split_lines(fixed, keepends=True)
+    dedented = [_dedent(line, indent) for line in old_lines]
+    result: list[str] = []
+    matcher = difflib.SequenceMatcher(a=dedented, b=new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            result += old_lines[i1:i2]
+        else:
+            result += [indent + line if line.strip() else line for line in new_lines[j1:j2]]
+    return "".join(result)
+
+
 def _cell_magic_name(line: str) -> str:
     return line[2:].split(maxsplit=1)[0] if len(line) > 2 else ""
 
@@ -218,10 +236,7 @@ def rewrite(data: bytes, fixed: str) -> bytes:
             source = source[:-1]
         indent = joined.indents.get(index)
         if indent is not None:
-            lines = split_lines(old, keepends=True)
-            if source == "".join(_dedent(line, indent) for line in lines):
-                continue
-            raise NotWritable("a fix changed a cell whose first line is indented; not fixed")
+            source = _reindent(old, source, indent)
         if source == old:
             continue
         lines = split_lines(source, keepends=True)

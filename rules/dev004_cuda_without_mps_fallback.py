@@ -53,9 +53,12 @@ class CudaWithoutMpsFallback(Rule):
     (`not args.no_cuda and torch.cuda.is_available()`) it is a choice, and the fix gates
     MPS by the same option.
 
-    A move that chooses CUDA or nothing (the tutorials' "method one", `if
-    torch.cuda.is_available(): model = model.cuda()` or `x.cuda() if
-    torch.cuda.is_available() else x`) chooses no device: that is DEV016, off by default.
+    So is `x.cuda() if torch.cuda.is_available() else x`, a conditional expression that
+    moves `x` to CUDA or leaves it on the CPU; its fix tries MPS in between
+    (`x.cuda() if ... else x.to("mps") if torch.backends.mps.is_available() else x`). A
+    statement that moves to CUDA or does nothing (the tutorials' "method one", `if
+    torch.cuda.is_available(): model = model.cuda()`) chooses no device: that is DEV016,
+    off by default.
 
     ## Why is this bad?
     On an Apple Silicon Mac the model silently trains on the CPU, often ten times slower
@@ -115,11 +118,20 @@ class CudaWithoutMpsFallback(Rule):
                     continue
                 fix = _add_mps(conditional, _gate(conditional)) if test.polarity > 0 else None
                 if fix is None and isinstance(node, cst.If) and only_moves_to_cuda(node, facts):
-                    fix = fold_method_one(node)  # moves, or moves back: one ``.to(device)``
+                    # moves, or moves back: one ``.to(device)`` (not over the ``else``'s
+                    # comments, which the fold has no line for)
+                    fix = None if _else_has_comments(node) else fold_method_one(node)
                 if fix is not None:
                     note = mps_note(facts, self.settings.target_torch) if note is None else note
                     fix = replace(fix, message=fix.message + note)
                 yield Finding(node, MESSAGE, fix)
+
+
+def _else_has_comments(node: cst.If) -> bool:
+    orelse = node.orelse
+    if orelse is None:
+        return False
+    return "#" in source_of(orelse)
 
 
 def _gate(conditional: Conditional) -> str | None:
@@ -142,6 +154,9 @@ def _add_mps(conditional: Conditional, gate: str | None) -> FixPlan | None:
         mps_test = f"{literal_text(gate)} and {mps_test}"
     if isinstance(node, cst.IfExp):
         mps = mps_variant(node.orelse)
+        receiver = _moved_receiver(node)
+        if mps is None and receiver is not None:  # ``x.to("mps") if ... else x``
+            mps = literal_text(source_of(receiver)) + '.to("mps")'
         if mps is None:
             return None
         return FixPlan(THREE_WAY, (Replace(node.orelse, f"{mps} if {mps_test} else ", "before"),))
@@ -211,6 +226,8 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
         if when_true is None and when_false is None and _names_a_device(node, facts):
             # ``device = 0 if avail else -1``, ``pipeline(device=0 if avail else -1)``
             return _device_indices(facts.value_of(node.body), facts.value_of(node.orelse))
+        if when_true == CUDA and when_false is None and _stays(node, facts):
+            return CUDA, CPU  # ``x.cuda() if avail else x``: CUDA, or where x was
         return when_true, when_false
     body = _chosen(facts, node.body.body)
     if isinstance(node.orelse, cst.Else):
@@ -279,6 +296,24 @@ def _device(facts: FileFacts, expr: cst.BaseExpression) -> Placement:
     if call is None or call.method not in ("cuda", "cpu") or call.args or call.receiver is None:
         return None
     return value.where if may_be_placed(call.receiver) else None
+
+
+def _moved_receiver(node: cst.IfExp) -> cst.BaseExpression | None:
+    """``x`` of ``x.cuda() if ... else x``: the value the body moves and the fallback
+    leaves where it is."""
+    body = node.body
+    if not isinstance(body, cst.Call) or body.args or not isinstance(body.func, cst.Attribute):
+        return None
+    if body.func.attr.value != "cuda" or not body.func.value.deep_equals(node.orelse):
+        return None
+    return node.orelse
+
+
+def _stays(node: cst.IfExp, facts: FileFacts) -> bool:
+    """``x.cuda() if avail else x`` of a value on the CPU (or of unknown placement): a
+    conditional expression that chooses CUDA or the CPU (docs/design.md §4)."""
+    receiver = _moved_receiver(node)
+    return receiver is not None and facts.value_of(receiver).where in (None, CPU)
 
 
 def _names_a_device(node: cst.IfExp, facts: FileFacts) -> bool:

@@ -20,8 +20,8 @@ class GuardedCudaMove(Rule):
     makes new tensors on CUDA or on the CPU, `torch.zeros(n).cuda()` / `torch.zeros(n)
     .cpu()`, is a device choice: DEV004). Off by default: select `DEV016` to enable it,
     and its fix turns method one into method two. The one-line conditional expression
-    `x.cuda() if torch.cuda.is_available() else x` is not an `if` block and is not
-    reported (by design, docs/design.md §4: neither DEV016 nor DEV004).
+    `x.cuda() if torch.cuda.is_available() else x` is not an `if` block: it chooses CUDA
+    or the CPU, a DEV004 choice (docs/design.md §4, "Device choices").
 
     ## Why is this bad?
     The code chooses CUDA or nothing: on an Apple Silicon Mac it trains on the CPU,

@@ -78,7 +78,7 @@ def test_shell_escapes_go_on_past_a_backslash_and_a_first_line_indent() -> None:
 def test_a_cell_whose_first_line_is_indented_runs_dedented_as_in_ipython(tmp_path: Path) -> None:
     """IPython removes the first line's indent from every line that starts with it (a
     pasted `` def f():`` cell runs): the cell is checked, at its own columns, not DEV901
-    (machine-learning-book's chapter notebooks). A fix there is refused, the file kept."""
+    (machine-learning-book's chapter notebooks). Fixed lines get the indent back."""
     cell = " x = torch.zeros(3).cuda()\n for _ in range(2):\n     print(x)\nx\n %time y = x.cuda()"
     data = notebook("import torch", cell, "  \n  z = torch.ones(2).cuda()")
     assert found(data) == [("DEV003", 2, 1, 6), ("DEV003", 2, 5, 12), ("DEV003", 3, 2, 7)]
@@ -88,7 +88,16 @@ def test_a_cell_whose_first_line_is_indented_runs_dedented_as_in_ipython(tmp_pat
     path = tmp_path / "nb.ipynb"
     path.write_bytes(data)
     result = lint_path(path, "nb.ipynb", DEFAULTS, FixMode())
-    assert result.applied == {} and path.read_bytes() == data
+    assert result.error is None and result.applied == {"DEV003": 3}
+    cells = ["".join(cell["source"]) for cell in json.loads(path.read_bytes())["cells"]]
+    assert cells[1].splitlines()[:4] == [
+        " x = torch.zeros(3).to(device)",
+        " for _ in range(2):",
+        "     print(x)",
+        "x",
+    ]
+    assert cells[2] == "  \n  z = torch.ones(2).to(device)"
+    assert found(path.read_bytes()) == []
 
 
 def test_time_magics_run_python_and_it_is_checked_at_its_own_columns() -> None:
