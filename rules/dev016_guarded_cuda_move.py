@@ -17,8 +17,8 @@ class GuardedCudaMove(Rule):
     Checks for the tutorials' "method one": an `if torch.cuda.is_available():` (or
     `if use_cuda:`) statement whose only job is moving things with `.cuda()`, also under
     a nested `if` (an `else` may only move them back with `.cpu()`; an if/else that
-    makes new tensors on CUDA or on the CPU, `torch.zeros(n).cuda()` / `torch.zeros(n)
-    .cpu()`, is a device choice: DEV004). Off by default: select `DEV016` to enable it,
+    makes new tensors on CUDA or on the CPU, `torch.zeros(n).cuda()` /
+    `torch.zeros(n).cpu()`, is a device choice: DEV004). Off by default: select `DEV016` to enable it,
     and its fix turns method one into method two. The one-line conditional expression
     `x.cuda() if torch.cuda.is_available() else x` is not an `if` block: it chooses CUDA
     or the CPU, a DEV004 choice (docs/design.md §4, "Device choices").
