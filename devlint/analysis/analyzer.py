@@ -264,31 +264,28 @@ def _returned_flags(core: Interpreter, node: cst.FunctionDef) -> dict[str, Value
     returned = last.body[0]
     if not isinstance(returned, cst.Return) or not isinstance(returned.value, cst.Name):
         return {}
-    prefix = returned.value.value + "."
     env = core.inlining.detached(node, core.inlining.argument_env(node, [], {}))[0]
-    return {
-        key[len(prefix) :]: project_imports.portable(value)
-        for key, value in env.items()
-        if key.startswith(prefix) and "." not in key[len(prefix) :] and value.kind is Kind.GUARD
-    }
+    return _flags_on(env, returned.value.value)
 
 
 def _instance_flags(core: Interpreter, name: str, init: cst.FunctionDef | None) -> dict[str, Value]:
     """The availability flags a class's ``__init__`` sets on the instance
     (``self.use_gpu = torch.cuda.is_available() and use_gpu``), for any arguments."""
-    receiver = receiver_of(init) if init is not None else None
-    body = init.body if init is not None else None
-    if not receiver or not isinstance(body, cst.IndentedBlock):
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
         return {}
-    if len(body.body) > MAX_FLAGS_FUNCTION_SIZE:
+    receiver = receiver_of(init)
+    if not receiver or len(init.body.body) > MAX_FLAGS_FUNCTION_SIZE:
         return {}
-    assert init is not None
     env = core.inlining.argument_env(init, [], {}, bound=1)
-    final = core.inlining.detached(init, env, class_name=name)[0]
-    prefix = receiver + "."
+    return _flags_on(core.inlining.detached(init, env, class_name=name)[0], receiver)
+
+
+def _flags_on(env: Env, holder: str) -> dict[str, Value]:
+    """The availability flags ``env`` holds as attributes of ``holder`` (``args.cuda``)."""
+    prefix = holder + "."
     return {
         key[len(prefix) :]: project_imports.portable(value)
-        for key, value in final.items()
+        for key, value in env.items()
         if key.startswith(prefix) and "." not in key[len(prefix) :] and value.kind is Kind.GUARD
     }
 
