@@ -328,6 +328,14 @@ class Calls:
         if method == "forward" and receiver.kind is Kind.MODULE:
             return self.value_call(node, receiver, args, keywords, [])
         if (
+            receiver.kind is Kind.UNKNOWN
+            and receiver.where is None
+            and (method == "forward" or name_guesses.is_loss_like_name(method))
+        ):
+            # ``model.forward(x)`` is the call ``model(x)``; ``model.loss(out, y)`` combines
+            # its inputs, as an unknown callable named like a loss does
+            return self.module_call(node, receiver)
+        if (
             method in torch_api.MODULE_TENSOR_ITERATORS
             and receiver.kind in (Kind.MODULE, Kind.UNKNOWN)
             and receiver.where
@@ -507,7 +515,9 @@ class Calls:
         if callee.kind is Kind.FUNCTION:
             return self.function_call(node, callee, args, keywords, starred)
         if callee.kind is Kind.IMPORTED:
-            return UNKNOWN
+            # one of several imported callables (``F.cross_entropy if raw else mix_loss``):
+            # what an unknown callable would return; a single one is a library's
+            return self.module_call(node, callee) if callee.qualname is None else UNKNOWN
         if function == "isinstance" and guards.cuda_type_test(node) is not None:
             return guards.ON_CUDA  # ``isinstance(x, torch.cuda.FloatTensor)``: ``x.is_cuda``
         if function == "int" and callee.kind is Kind.UNKNOWN:
@@ -578,7 +588,8 @@ class Calls:
         inputs = [
             (arg.value, self.core.rec.values.get(id(arg.value), UNKNOWN)) for arg in node.args
         ]
-        if callee.kind is Kind.UNKNOWN and callee.where is None:
+        imported = callee.kind is Kind.IMPORTED  # one of several functions from elsewhere
+        if (callee.kind is Kind.UNKNOWN or imported) and callee.where is None:
             # An unknown callable (a parameter ``model``, ``self.net``): a loss-like name
             # combines its inputs; anything else returns a result on their device.
             callee_name = dotted_name(node.func) or ""
@@ -588,8 +599,11 @@ class Calls:
                 return self.core.expressions.combine(node, inputs)
             if not name_guesses.follows_its_inputs(callee_name):
                 return UNKNOWN  # ``convert2cpu(x)``
-            known = [  # a value of unknown kind moved with ``.to(device)`` counts too
-                v.where for _, v in inputs if v.kind in (Kind.TENSOR, Kind.UNKNOWN) and v.where
+            known = [  # a value of unknown kind moved with ``.to(device)`` counts too, but
+                # a function from elsewhere given a moved model is no model computing there
+                v.where
+                for _, v in inputs
+                if (v.kind is Kind.TENSOR or (v.kind is Kind.UNKNOWN and not imported)) and v.where
             ]
             where = frozenset().union(*known)
             # Given only CPU tensors, its result is where the callable is, which is not

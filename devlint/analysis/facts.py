@@ -180,9 +180,12 @@ class FileFacts:
         return self._calls_by_node.get(id(node))
 
     def named_factory_made(self, value: Value) -> bool:
-        """Whether a tensor on the default device comes from one of the named factories
-        (``torch_api.NAMED_FACTORIES``: ``torch.tensor``, ``zeros``...; not ``from_numpy``)."""
-        return any(self._named_factory(origin) for origin in value.origins)
+        """Whether a tensor on the default device comes from a factory of sizes and literals
+        (``torch_api.STATE_FACTORIES``: ``torch.tensor``, ``zeros``, ``linspace``...; not
+        ``from_numpy``): DEV014's tensors."""
+        return any(
+            self._named_factory(origin, torch_api.STATE_FACTORIES) for origin in value.origins
+        )
 
     def moved_factory(self, value: Value, store: AttributeStore) -> bool:
         """Whether a stored tensor is made by one of the named factories and moved in the
@@ -199,13 +202,15 @@ class FileFacts:
         for receiver in receivers(move) if isinstance(move, cst.Call) else ():
             call = self.call_of(receiver) if isinstance(receiver, cst.Call) else None
             if call is not None and call.callee is not None:
-                return self._named_factory(call.node)
+                return self._named_factory(call.node, torch_api.STATE_FACTORIES)
         return False
 
-    def _named_factory(self, node: cst.Call) -> bool:
+    def _named_factory(
+        self, node: cst.Call, names: frozenset[str] = torch_api.NAMED_FACTORIES
+    ) -> bool:
         call = self.call_of(node)
         head, _, name = (call.callee or "").rpartition(".") if call is not None else ("", "", "")
-        return head == "torch" and name in torch_api.NAMED_FACTORIES
+        return head == "torch" and name in names
 
     def moves_to_cuda(self, node: cst.CSTNode) -> bool:
         """``x.cuda()`` / ``x.to(<a CUDA device>)`` of a value that may be a tensor or a

@@ -31,6 +31,8 @@ from devlint.analysis.values import (
 
 # Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
 _ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
+# What ends a block early on some path: a check after it may never run.
+_EARLY_EXITS = (cst.Return, cst.Break, cst.Continue)
 
 
 class Statements:
@@ -75,11 +77,22 @@ class Statements:
         return frozenset()
 
     def validate_flag(self, statement: cst.BaseStatement) -> None:
-        """``if args.cuda and not torch.cuda.is_available(): raise ...``: from here on the
-        user's flag implies CUDA, so it guards like an availability test."""
-        if type(statement) is not cst.If or statement.orelse is not None:
+        """``if args.cuda and not torch.cuda.is_available(): raise ...``, or ``if args.cuda:``
+        whose block checks availability first (``if not torch.cuda.is_available(): raise``):
+        from here on the user's flag implies CUDA, so it guards like an availability test."""
+        if type(statement) is not cst.If:
             return
         test = statement.test
+        key = dotted_name(test)
+        if (
+            key is not None
+            and self.core.rec.values.get(id(test), UNKNOWN).kind in (Kind.UNKNOWN, Kind.CONSTANT)
+            and self.checks_first(statement.body)
+        ):
+            self.core.store(key, guards.CUDA_AVAILABLE)
+            return
+        if statement.orelse is not None:
+            return
         if not (type(test) is cst.BooleanOperation and type(test.operator) is cst.And):
             return
         values = self.core.rec.values
@@ -106,6 +119,20 @@ class Statements:
                 and guards.always_exits(statement.body)
             ):
                 self.core.store(key, guards.CUDA_AVAILABLE)
+
+    def checks_first(self, body: cst.BaseSuite) -> bool:
+        """A block that leaves without CUDA (``if not torch.cuda.is_available(): raise``,
+        ``assert``) before anything could leave it early (a ``return``, ``break``...)."""
+        if type(body) is not cst.IndentedBlock:
+            return False
+        for statement in body.body:
+            if self.guards_rest_of_block(statement):
+                return True
+            if type(statement) is not cst.SimpleStatementLine or any(
+                type(small) in _EARLY_EXITS for small in statement.body
+            ):
+                return False
+        return False
 
     def guards_rest_of_block(self, statement: cst.BaseStatement) -> bool:
         """``if not cuda: return`` / ``assert torch.cuda.is_available()``."""

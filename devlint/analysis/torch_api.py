@@ -174,6 +174,17 @@ TENSOR_FACTORIES = frozenset(
 NAMED_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "arange", "randn", "rand", "tensor", "eye"}
 )
+# DEV014's "or another factory": the other factories that make a tensor from sizes and
+# literals alone (nerf_pl's ``self.freq_bands = 2 ** torch.linspace(0, n - 1, n)``,
+# eval/blind46).
+STATE_FACTORIES = NAMED_FACTORIES | {
+    "linspace",
+    "logspace",
+    "range",
+    "randint",
+    "randperm",
+    "scalar_tensor",
+}
 
 
 def is_factory(qualname: str) -> bool:

@@ -312,6 +312,10 @@ def join(a: Value, b: Value) -> Value:
             return a
         if a.kind is Kind.CLASS:
             return Value(Kind.CLASS)  # one of two classes: what calling it makes is not known
+        if a.kind is Kind.IMPORTED:
+            # ``from train import train_a as train`` or ``train_b as train``: still code
+            # from elsewhere, not a callable of unknown kind (a model) computing on its inputs
+            return Value(Kind.IMPORTED)
         return Value(Kind.INTEGER) if is_index(a) and is_index(b) else UNKNOWN
     return Value(
         kind=a.kind,
