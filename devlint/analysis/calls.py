@@ -611,7 +611,11 @@ class Calls:
             if not may_be_accelerator(where):
                 return UNKNOWN
             followed = [v for _, v in inputs if v.kind in (Kind.TENSOR, Kind.UNKNOWN)]
-            return follow_operands(Value(Kind.TENSOR, where), followed)
+            placed = chain(*(v.placed for v in followed if may_be_accelerator(v.where)))
+            computed = (Step(node, "computed from them here"),) if placed else ()
+            return follow_operands(
+                Value(Kind.TENSOR, where, placed=chain(placed, computed)), followed
+            )
         if callee.kind not in (Kind.MODULE, Kind.UNKNOWN, Kind.TENSOR):
             return UNKNOWN
         if callee.qualname in torch_api.HOST_ARGUMENT_CALLS:  # ``nn.CTCLoss()(log_probs, ...)``

@@ -25,14 +25,18 @@ from devlint.analysis.values import (
     UNKNOWN,
     Kind,
     Value,
+    chain,
     is_empty_container,
     join_placement,
+    join_placements,
+    may_be_accelerator,
 )
 
 # Methods that add a part to a module container (``nn.Sequential``, ``nn.ModuleList``).
 _ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
 # What ends a block early on some path: a check after it may never run.
 _EARLY_EXITS = (cst.Return, cst.Break, cst.Continue)
+_MAYBE_TENSOR = (Kind.TENSOR, Kind.UNKNOWN)
 
 
 class Statements:
@@ -372,6 +376,12 @@ class Statements:
             receiver.kind is not Kind.TENSOR or receiver.whole_batch
         ):
             self.core.env[key] = values.get(id(call), receiver)
+        elif method == "backward" and receiver.kind in _MAYBE_TENSOR and receiver.where is None:
+            # ``loss.backward()``: a tensor computed in this step, on the device the loop
+            # moved its inputs to (``x = x.to(device)`` before ``loss = self.step(x)``)
+            moved = self.moved_in_loop()
+            if moved is not None:
+                self.core.env[key] = moved
         elif receiver.kind is Kind.MODULE and method in _ADDS_MODULES and call.args:
             # ``seq.add_module("conv", layer)``: the container also lives where the part does.
             part = values.get(id(call.args[-1].value), UNKNOWN)
@@ -383,9 +393,33 @@ class Statements:
                 item = element_of(item)
             holds_tensors = receiver.kind is Kind.TENSOR or is_empty_container(receiver)
             if item.kind is Kind.TENSOR and holds_tensors:
-                self.core.env[key] = Value(Kind.TENSOR, join_placement(receiver.where, item.where))
+                where = join_placement(receiver.where, item.where)
+                self.core.env[key] = Value(
+                    Kind.TENSOR, where, placed=chain(receiver.placed, item.placed)
+                )
             elif holds_tensors:
                 self.core.env[key] = UNKNOWN  # ``models.append(Net())``: not a tensor container
+
+    def moved_in_loop(self) -> Value | None:
+        """The tensors the innermost loop's body has moved to a device that may be an
+        accelerator so far (None: none), as one value."""
+        loop = self.core.ctx.inner_loop
+        if loop is None:
+            return None
+        values = self.core.rec.values
+        moved = [
+            values[id(record.node)]
+            for record in self.core.rec.calls.values()
+            if record.site.inner_loop is loop
+            and record.method in ("to", "cuda")
+            and not record.casts_only
+            and id(record.node) in values
+        ]
+        moved = [v for v in moved if v.kind in _MAYBE_TENSOR and may_be_accelerator(v.where)]
+        if not moved:
+            return None
+        where = join_placements(v.where for v in moved)
+        return Value(Kind.TENSOR, where, placed=moved[0].placed)
 
     def for_statement(self, node: cst.For) -> None:
         iterable = self.core.expressions.expr(node.iter)
