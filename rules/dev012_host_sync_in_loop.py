@@ -17,7 +17,8 @@ class HostSyncInLoop(Rule):
     `zero_grad()` outside `torch.no_grad()` (the step may be a loss scaler's of another
     module: `loss_scaler(loss, optimizer)`). Off by default: select
     `DEV012` to enable it. Calls under an `if` whose test changes from one iteration to
-    the next (periodic logging: `if step % 100 == 0:`), in the validation branch of a loop
+    the next (periodic logging: `if step % 100 == 0:`, or after
+    `if step % 100 != 0: continue`), in the validation branch of a loop
     shared with training (`else` of `if is_train:`), and in evaluation or sampling loops
     are not reported; an `if` on a setting fixed before the loop
     (`if config["tensorboard"]:`) runs on every iteration, and so does the gradient

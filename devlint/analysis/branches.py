@@ -20,7 +20,22 @@ from devlint.analysis.facts import Branch, Conditional
 from devlint.analysis.interpreter import Env, Interpreter
 from devlint.analysis.loops import Loop
 from devlint.analysis.syntax import dotted_name, parameters
-from devlint.analysis.values import UNKNOWN, Kind, Value, is_cpu
+from devlint.analysis.values import CUDA, UNKNOWN, Kind, Value, is_cpu
+
+
+def _counts(test: cst.BaseExpression) -> bool:
+    """A counter test (``step % 100 == 0``): its branches run on some iterations only."""
+    while isinstance(test, cst.UnaryOperation):
+        test = test.expression
+    if isinstance(test, cst.BooleanOperation):
+        return _counts(test.left) or _counts(test.right)
+    if not isinstance(test, cst.Comparison):
+        return False
+    sides = [test.left, *(comparison.comparator for comparison in test.comparisons)]
+    return any(
+        isinstance(side, cst.BinaryOperation) and isinstance(side.operator, cst.Modulo)
+        for side in sides
+    )
 
 
 def _off_by_default(test: cst.BaseExpression, function: cst.FunctionDef | None) -> bool:
@@ -143,6 +158,7 @@ class Branches:
         ):
             self.core.cuda_required = required or ids_test > 0
             self.refine(placement, +1)
+            self.guard_if_cuda_device(placement)
             self.refine_to_none(node.test, +1)
             host_typed = self.refine_by_type(node.test)
             self.drop_checked_default(node.test)
@@ -170,6 +186,7 @@ class Branches:
         ):
             self.core.cuda_required = required or ids_test < 0
             self.refine(placement, -1)
+            self.guard_if_cuda_device(placement)
             self.refine_to_none(node.test, -1)
             followed_else = self.follow_flag(flag, -1)
             else_exits = self.else_part(node.orelse)
@@ -221,6 +238,10 @@ class Branches:
         refused = self.refuses_cuda_without_it(node, body_exits)
         if refused is not None:
             self.drop_cuda_defaults(refused)
+        if node.orelse is None and body_exits and _counts(node.test):
+            # ``if (step + 1) % every != 0: continue``: the rest of the loop's body runs
+            # on the iterations the counter lets through, as an ``else`` would
+            self.core.narrow(conditional=conditional[1], inner_conditional=inner_conditional[1])
         return body_exits and else_exits
 
     def refuses_cuda_without_it(self, node: cst.If, body_exits: bool) -> str | None:
@@ -306,6 +327,16 @@ class Branches:
         else:
             return
         self.core.env[name] = replace(value, where=where)
+
+    def guard_if_cuda_device(self, test: tuple[str, str, int] | None) -> None:
+        """A branch where the tested device is CUDA and nothing else (the ``else`` of
+        ``if device == "cpu":`` for ``device`` from ``["cuda:0", "cpu"]``) is SPEC's
+        ``device.type == "cuda"`` branch: guarded."""
+        if test is None or self.core.ctx.guarded:
+            return
+        value = self.core.lookup(test[0])
+        if value is not None and value.kind is Kind.DEVICE and value.where == CUDA:
+            self.core.narrow(guarded=True)
 
     def refine_to_none(self, test: cst.BaseExpression, branch: int) -> None:
         """``if loader is None:`` (``is not None``: its else): there, ``loader`` is None, so

@@ -366,7 +366,15 @@ class Effects:
                 dotted_name(data) or ""
             )  # an ``int`` (``num_components: int``) makes a number whatever its name
             return self.made_by_default(node, scalar=not several)
-        return self.made_by_default(node, scalar=from_data and is_number)
+        result = self.made_by_default(node, scalar=from_data and is_number)
+        numbers = type(data) in (cst.List, cst.Tuple) and all(
+            type(element.value) in (cst.Integer, cst.Float)
+            for element in data.elements  # type: ignore[union-attr]
+        )
+        one_dimension = callee.rsplit(".", 1)[-1] in torch_api.ONE_DIMENSION_FACTORIES
+        if result.where == CPU and ((from_data and numbers) or one_dimension):
+            return replace(result, vector=True)
+        return result
 
     def made_by_default(self, node: cst.Call, scalar: bool) -> Value:
         """A factory's tensor without ``device=``: on the default device, the CPU unless

@@ -467,6 +467,11 @@ class Expressions:
             from_batch = all(v.from_batch for v in values)
             placed = chain(*(value.placed for value in values))
             return Value(Kind.TENSOR, where, from_batch=from_batch, origins=origins, placed=placed)
+        if all(value.kind is Kind.DEVICE and value.where for value in values):
+            # ``["cuda:0", "cpu"]``: one of these devices, each element (``for device in``)
+            defaults = tuple(d for value in values for d in value.cuda_defaults)
+            where = join_placements(value.where for value in values)
+            return Value(Kind.DEVICE, where, cuda_defaults=defaults, elements=None)
         return UNKNOWN
 
     def comprehension(

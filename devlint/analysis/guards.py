@@ -213,6 +213,9 @@ def _device_string(
     maps a user's option to a device is the user's explicit choice, not a default."""
     equal = isinstance(operator, cst.Equal | cst.Is)
     unequal = isinstance(operator, cst.NotEqual | cst.IsNot)
+    typed = _tensor_type_test(left_node, right_node)
+    if typed is not None and typed[1] == "cuda" and (equal or unequal):
+        return device_test("cuda", +1 if equal else -1)
     for device_side in (right_node, left_node):
         text = _device_literal(device_side)
         if text is None:
@@ -225,6 +228,26 @@ def _device_string(
         if kind in ("cpu", "mps") and (equal or unequal):
             # ``device.type != "cpu"`` may still mean MPS: not a CUDA guard.
             return device_test(kind, 0)
+    return None
+
+
+def _tensor_type_test(
+    left: cst.BaseExpression, right: cst.BaseExpression
+) -> tuple[cst.BaseExpression, str] | None:
+    """``(x, "cuda")`` for ``x.type() == "torch.cuda.HalfTensor"`` (``"cpu"`` for
+    ``"torch.FloatTensor"``): the tensor whose legacy type string is compared, and the
+    device that type string names (waveglow's ``infer``, eval/blind49)."""
+    for call, text in ((left, string_value(right)), (right, string_value(left))):
+        if (
+            text is not None
+            and text.startswith("torch.")
+            and text.endswith("Tensor")
+            and type(call) is cst.Call
+            and not call.args
+            and type(call.func) is cst.Attribute
+            and call.func.attr.value == "type"
+        ):
+            return call.func.value, "cuda" if text.startswith("torch.cuda.") else "cpu"
     return None
 
 
@@ -397,6 +420,10 @@ def placement_test(test: cst.BaseExpression) -> tuple[str, str, int] | None:
         polarity = -1
     else:
         return None
+    typed = _tensor_type_test(test.left, comparison.comparator)
+    name = dotted_name(typed[0]) if typed is not None else None
+    if typed is not None and name is not None:
+        return name, typed[1], polarity
     for side, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
         device = _named_device(other)
         name = _device_holder(side) if device is not None else None

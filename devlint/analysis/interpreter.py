@@ -426,9 +426,13 @@ class Interpreter:
 def element_of(value: Value) -> Value:
     """An element of a container (unpacking, iteration)."""
     if value.kind is Kind.TENSOR:
+        if value.vector:  # ``for t in torch.linspace(0, 1, n):`` 0-dim tensors
+            return replace(value, whole_batch=False, vector=False, scalar=True)
         return replace(value, whole_batch=False)
     if value.kind is Kind.LOADER:
         return batch_of(value)
+    if value.kind is Kind.DEVICE and value.constant is None:
+        return value  # one of a literal list's devices (``expressions.container``)
     return UNKNOWN
 
 

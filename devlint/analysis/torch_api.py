@@ -174,6 +174,8 @@ TENSOR_FACTORIES = frozenset(
 NAMED_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "arange", "randn", "rand", "tensor", "eye"}
 )
+# Factories whose tensor always has one dimension (``values.Value.vector``).
+ONE_DIMENSION_FACTORIES = frozenset({"arange", "range", "linspace", "logspace", "randperm"})
 # DEV014's "or another factory": the other factories that make a tensor from sizes and
 # literals alone (nerf_pl's ``self.freq_bands = 2 ** torch.linspace(0, n - 1, n)``,
 # eval/blind46).

@@ -169,6 +169,9 @@ class Value:
     whole_batch: bool = False  # the loader's item itself (may be a dict-like batch object)
     stateless: bool = False  # MODULE without parameters (losses, activations)
     scalar: bool = False  # a 0-dim tensor from a number: mixes with any device
+    # TENSOR made on the CPU as one dimension of numbers (``torch.linspace(0, 1, n)``,
+    # ``arange``, ``tensor([0.1, 0.5])``): iterating it yields 0-dim tensors (``scalar``).
+    vector: bool = False
     # TENSOR / ARRAY of dtype float64 (DEV018): "numpy" when it comes from NumPy's default
     # dtype, "explicit" when the code asked for it (``.double()``, ``dtype=torch.float64``).
     float64: str = ""
@@ -325,6 +328,7 @@ def join(a: Value, b: Value) -> Value:
         from_batch=a.from_batch or b.from_batch,
         stateless=a.stateless and b.stateless,
         scalar=a.scalar and b.scalar,
+        vector=a.vector and b.vector,
         float64=a.float64 or b.float64,
         origins=_joined_origins(a, b),
         cuda_defaults=_union(a.cuda_defaults, b.cuda_defaults),
