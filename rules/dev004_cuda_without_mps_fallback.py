@@ -40,7 +40,9 @@ class CudaWithoutMpsFallback(Rule):
     no fix, since there is no MPS tensor type: choose a device and create tensors on it.
     So are device indices chosen for libraries that take them (`device = 0 if
     torch.cuda.is_available() else -1` for `transformers.pipeline` or torchtext, where -1
-    is the CPU), an `if`/`else` that moves a model to CUDA or back to the CPU
+    is the CPU), a trainer's accelerator named as Lightning and composer name CUDA
+    (`Trainer(accelerator="gpu" if torch.cuda.is_available() else "cpu")`, where
+    `"mps"` is the missing choice), an `if`/`else` that moves a model to CUDA or back to the CPU
     (`model.cuda()` / `model.cpu()`; its fix folds both into one `.to(device)`), and an
     `if`/`else` whose `else` is its body without the `.cuda()` calls, the same
     computation on the CPU (`w = torch.ones(n).cuda() * a` / `w = torch.ones(n) * a`;
@@ -228,6 +230,10 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
             return _device_indices(facts.value_of(node.body), facts.value_of(node.orelse))
         if when_true == CUDA and when_false is None and _stays(node, facts):
             return CUDA, CPU  # ``x.cuda() if avail else x``: CUDA, or where x was
+        if when_true is None and _names_an_accelerator(node, facts):
+            # ``Trainer(accelerator="gpu" if avail else "cpu")``: Lightning's and
+            # composer's name for CUDA
+            return _accelerator(facts.value_of(node.body)), when_false
         return when_true, when_false
     body = _chosen(facts, node.body.body)
     if isinstance(node.orelse, cst.Else):
@@ -325,6 +331,23 @@ def _names_a_device(node: cst.IfExp, facts: FileFacts) -> bool:
         for call in facts.calls
         for arg in call.node.args
     )
+
+
+def _names_an_accelerator(node: cst.IfExp, facts: FileFacts) -> bool:
+    """Passed as ``accelerator=`` or ``device=`` of a call."""
+    return any(
+        arg.value is node and arg.keyword is not None and arg.keyword.value in _ACCELERATOR_KEYWORDS
+        for call in facts.calls
+        for arg in call.node.args
+    )
+
+
+_ACCELERATOR_KEYWORDS = frozenset({"accelerator", "device"})
+
+
+def _accelerator(value: Value) -> Placement:
+    """``"gpu"``: CUDA, as libraries' trainers name it."""
+    return CUDA if value.kind is Kind.CONSTANT and value.constant == "gpu" else None
 
 
 def _device_indices(when_true: Value, when_false: Value) -> tuple[Placement, Placement]:
