@@ -21,7 +21,8 @@ class HostSyncInLoop(Rule):
     `if step % 100 != 0: continue`), in the validation branch of a loop
     shared with training (`else` of `if is_train:`), and in evaluation or sampling loops
     are not reported; an `if` on a setting fixed before the loop
-    (`if config["tensorboard"]:`) runs on every iteration, and so does the gradient
+    (`if config["tensorboard"]:`) or on which process this is (`if is_main_process():`,
+    `if dist.get_rank() == 0:`) runs on every iteration, and so does the gradient
     accumulation gate that steps the optimizer (`if (i + 1) % accumulate == 0:`) after a
     `backward()` outside it: it is the training step.
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from devlint.analysis import name_guesses
 from devlint.analysis.syntax import dotted_name, source_of
 from devlint.records import record
 
@@ -110,10 +111,12 @@ def _fixed(expr: cst.BaseExpression, bound: frozenset[str]) -> bool:
     if kind is cst.Call:  # ``int(version[0]) > 0``: a conversion of a setting is one too
         assert isinstance(expr, cst.Call)
         func = expr.func
+        if not expr.args:  # ``if dist.is_primary():``: which process this is
+            name = dotted_name(func)
+            return name is not None and name_guesses.asks_which_process(name)
         return (
             isinstance(func, cst.Name)
             and func.value in _CONVERSIONS
-            and bool(expr.args)
             and all(arg.keyword is None and _fixed(arg.value, bound) for arg in expr.args)
         )
     return False

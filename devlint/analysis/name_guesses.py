@@ -214,3 +214,18 @@ _NAMES_CUDA = re.compile(r"\b(?:cuda|gpu)\b", re.IGNORECASE)
 
 def message_names_cuda(text: str) -> bool:
     return bool(_NAMES_CUDA.search(text))
+
+
+# A call without arguments that asks which process this is (``dist.is_primary()``,
+# ``is_main_process()``, ``dist.get_rank()``): fixed for the whole run, so a loop branch
+# on it runs on every iteration of that process, as ``if accelerator.is_main_process:``
+# does (DEV012; READING's non-periodic conditions; vq-vae-2's ``train_vqvae.py``,
+# eval/blind48). ``get_rank``/``get_world_size`` are torch.distributed's own.
+_PROCESS_QUERY = re.compile(
+    r"^is_(local_)?(main|master|primary|rank_?zero)(_process|_proc|_rank|_worker)?$"
+    r"|^(main|master|primary)_(process|proc|rank|worker)$|^get_(local_)?(rank|world_size)$"
+)
+
+
+def asks_which_process(callee_name: str) -> bool:
+    return bool(_PROCESS_QUERY.match(callee_name.rsplit(".", 1)[-1]))
