@@ -28,6 +28,7 @@ from devlint.analysis.facts import FileFacts
 from devlint.analysis.imports import Imports
 from devlint.analysis.inlining import MAX_INLINED_SIZE, Inlining
 from devlint.analysis.interpreter import Env, Interpreter, PendingBody
+from devlint.analysis.methods import Methods
 from devlint.analysis.module_classes import ModuleClasses
 from devlint.analysis.project_imports import (
     CallerCall,
@@ -61,6 +62,7 @@ def new_interpreter(
     core.expressions = Expressions(core)
     core.effects = Effects(core)
     core.calls = Calls(core)
+    core.methods = Methods(core)
     core.inlining = Inlining(core)
     core.datasets = Datasets(core)
     core.module_classes = ModuleClasses(core)

@@ -119,10 +119,10 @@ class Definitions:
         self.stateless_classes: set[str] = set()  # module classes without parameters
         self.cuda_classes: set[str] = set()  # classes whose ``__init__`` requires CUDA
         # The methods of the module classes, and which compute on the module's device
-        # (``decode``; decided at the first call, see ``calls.computes_like_forward``).
+        # (``decode``; decided at the first call, see ``methods.computes_like_forward``).
         self.module_methods: dict[str, dict[str, cst.FunctionDef]] = {}
         # Every class's own methods (plain classes too): ``self.method(x)`` inside the
-        # class is re-run with its arguments (``calls.own_method``).
+        # class is re-run with its arguments (``methods.own_method``).
         self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self.class_attributes: dict[str, Env] = {}
         # This file's ``torch.utils.data.Dataset`` classes and their methods (own and those

@@ -18,8 +18,9 @@ object per module, each built with the core and reaching the others through it
 - ``statements.py``: statements, loops and ``try``; ``branches.py``: ``if``;
   ``imports.py``: imports; ``definitions.py``: functions, classes and parameter values;
 - ``expressions.py``: expressions and operators;
-- ``calls.py``: calls: tensor and module methods, this file's functions and classes, and
-  the dispatch of torch APIs to ``effects.py`` (one handler per ``torch_api.Effect``);
+- ``calls.py``: calls: this file's functions and classes, modules called, and the
+  dispatch of torch APIs to ``effects.py`` (one handler per ``torch_api.Effect``);
+  ``methods.py``: methods of tensors, modules and this file's objects;
 - ``datasets.py``: instances of the file's own ``Dataset`` classes (where their items are,
   for the loaders over them); ``module_classes.py``: instances of its ``nn.Module``s;
 - ``guards.py``: availability as a boolean value domain; ``requirements.py``: *CUDA
@@ -68,6 +69,7 @@ if TYPE_CHECKING:  # the handlers import this module; they are built by ``analyz
     from devlint.analysis.expressions import Expressions
     from devlint.analysis.imports import Imports
     from devlint.analysis.inlining import Inlining
+    from devlint.analysis.methods import Methods
     from devlint.analysis.module_classes import ModuleClasses
     from devlint.analysis.statements import Statements
 
@@ -178,6 +180,7 @@ class Interpreter:
     expressions: Expressions
     effects: Effects
     calls: Calls
+    methods: Methods
     inlining: Inlining
     datasets: Datasets
     module_classes: ModuleClasses
