@@ -52,6 +52,8 @@ def _seeded(value: Value) -> bool:
         return True
     if guards.requires_cuda(value):  # ``train(fabric)`` with a CUDA-only ``Fabric``
         return True
+    if value.kind is Kind.IMPORTED and value.qualname in torch_api.PLACING_OBJECTS:
+        return True  # ``main(fabric)``, ``train(accelerator)``: they place what they set up
     return value.kind in _SEEDED_KINDS and bool(value.where)
 
 

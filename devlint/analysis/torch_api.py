@@ -591,6 +591,8 @@ ACCELERATOR_PREPARE = ACCELERATOR_PREPARE | frozenset(
     for obj in (LIGHTNING_OBJECT, LIGHTNING_CUDA_OBJECT)
     for name in ("setup", "setup_module", "setup_dataloaders", "to_device")
 )
+# The objects that put what they set up on their device (passed on as they are).
+PLACING_OBJECTS = frozenset({ACCELERATOR_OBJECT, LIGHTNING_OBJECT, LIGHTNING_CUDA_OBJECT})
 ACCELERATOR_DEVICE_ATTRIBUTES = frozenset(
     f"{obj}.device" for obj in (ACCELERATOR_OBJECT, LIGHTNING_OBJECT, LIGHTNING_CUDA_OBJECT)
 )

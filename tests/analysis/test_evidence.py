@@ -351,6 +351,19 @@ CASES = {
         for batch in loader:
             probe(batch)  # tensor cpu, cuda, mps
     """,
+    "a_lightning_object_handed_to_a_function_still_places": """
+        import lightning as L
+        import torch
+
+        def setup():
+            fabric = L.Fabric(devices=1, strategy="auto")
+            main(fabric, "data/")
+
+        def main(fabric, data_dir):
+            loader = fabric.setup_dataloaders(torch.utils.data.DataLoader(data_dir))
+            for batch in loader:
+                probe(batch)  # tensor cpu, cuda, mps
+    """,
 }
 
 
