@@ -7,7 +7,7 @@ shape the rewrite handles; the rule then reports without a fix.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import cast
 
 import libcst as cst
@@ -213,7 +213,20 @@ def _is_move(statement: cst.BaseStatement, facts: FileFacts) -> bool:
             and all(_is_move(line, facts) for line in body.body)
         )
     values = _moves(statement)
-    return values is not None and all(map(facts.moves_to_cuda, values))
+    return (
+        values is not None
+        and all(map(facts.moves_to_cuda, values))
+        and not any(facts.wraps_for_parallelism(call) for v in values for call in _chain(v))
+    )
+
+
+def _chain(value: cst.BaseExpression) -> Iterator[cst.Call]:
+    """The calls of a chain (``nn.DataParallel(model).cuda().eval()``), outermost first."""
+    while isinstance(value, cst.Call):
+        yield value
+        if not isinstance(value.func, cst.Attribute):
+            return
+        value = value.func.value
 
 
 def else_is_body_on_cpu(node: cst.If, facts: FileFacts) -> bool:

@@ -16,7 +16,8 @@ class GuardedCudaMove(Rule):
     ## What it does
     Checks for the tutorials' "method one": an `if torch.cuda.is_available():` (or
     `if use_cuda:`) statement whose only job is moving things with `.cuda()`, also under
-    a nested `if` (an `else` may only move them back with `.cpu()`; an if/else that
+    a nested `if` (a block that also wraps the model, `nn.DataParallel(model).cuda()`,
+    does more than move; an `else` may only move them back with `.cpu()`; an if/else that
     makes new tensors on CUDA or on the CPU, `torch.zeros(n).cuda()` /
     `torch.zeros(n).cpu()`, is a device choice: DEV004). Off by default: select `DEV016` to enable it,
     and its fix turns method one into method two. The one-line conditional expression

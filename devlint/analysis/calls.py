@@ -264,6 +264,8 @@ class Calls:
             return guards.CUDA_AVAILABLE
         if effect is None and name_guesses.MPS_GUARD_FUNCTION_NAME.match(leaf):
             return guards.availability("mps")
+        if effect is None and args and name_guesses.names_a_data_parallel(leaf):
+            return Value(Kind.MODULE, args[0].where, qualname=torch_api.NAMED_DATA_PARALLEL)
         if effect is None:
             return UNKNOWN
         return self.core.effects.apply(effect, node, callee, args, keywords)
@@ -414,7 +416,7 @@ class Calls:
             inputs = inputs[: torch_api.HOST_ARGUMENT_CALLS[callee.qualname]]
         if callee.stateless or callee.where is None:
             return self.core.expressions.combine(node, inputs)
-        if callee.qualname in torch_api.INPUT_MOVING_WRAPPERS and "mps" not in callee.where:
+        if _moves_its_inputs(callee):
             return Value(Kind.TENSOR, callee.where)  # scattered from any device to CUDA
         tensors = [(n, v) for n, v in inputs if v.kind is Kind.TENSOR]
         if callee.from_caller and any(may_be_accelerator(v.where) for _, v in tensors):
@@ -432,6 +434,17 @@ class Calls:
         computed = (Step(node, "computed by the model here"),) if callee.placed else ()
         result = Value(Kind.TENSOR, callee.where, placed=chain(callee.placed, computed))
         return follow_operands(result, [callee])  # where the module is
+
+
+def _moves_its_inputs(callee: Value) -> bool:
+    """A wrapper that moves its inputs to its CUDA devices (``nn.DataParallel``), also
+    where a flag chose it (``if args.cuda: model = DataParallel(model).cuda()``): the
+    other side of the flag is the model as it was."""
+    sides = (callee, *callee.follows[1:]) if callee.follows is not None else (callee,)
+    return any(
+        side.qualname in torch_api.INPUT_MOVING_WRAPPERS and "mps" not in (side.where or ())
+        for side in sides
+    )
 
 
 def _calls_on_self(func: cst.BaseExpression) -> bool:

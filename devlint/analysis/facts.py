@@ -212,6 +212,17 @@ class FileFacts:
         head, _, name = (call.callee or "").rpartition(".") if call is not None else ("", "", "")
         return head == "torch" and name in names
 
+    def wraps_for_parallelism(self, node: cst.CSTNode) -> bool:
+        """``nn.DataParallel(model)`` (or DDP, or a class named for data parallelism): a
+        call that wraps a module, not a move (READING: a block that wraps and moves is no
+        DEV016 method one)."""
+        call = self.call_of(node)
+        callee = call.callee if call is not None else None
+        if callee is None:
+            return False
+        wrappers = torch_api.SCATTERING_WRAPPERS | torch_api.DISTRIBUTED_WRAPPERS
+        return callee in wrappers or name_guesses.names_a_data_parallel(callee)
+
     def moves_to_cuda(self, node: cst.CSTNode) -> bool:
         """``x.cuda()`` / ``x.to(<a CUDA device>)`` of a value that may be a tensor or a
         module (not a cast, not an object of this file's own classes)."""

@@ -229,3 +229,11 @@ _PROCESS_QUERY = re.compile(
 
 def asks_which_process(callee_name: str) -> bool:
     return bool(_PROCESS_QUERY.match(callee_name.rsplit(".", 1)[-1]))
+
+
+# A class from elsewhere named for data parallelism (encoding's ``DataParallelModel`` and
+# ``DataParallelCriterion``, mmcv's ``MMDataParallel``, NVIDIA semantic-segmentation's
+# ``MyDataParallel``): a ``DataParallel`` subclass that scatters its inputs to the CUDA
+# devices as ``nn.DataParallel`` does (eval/blind53, READING's DataParallel rules).
+def names_a_data_parallel(callee_name: str) -> bool:
+    return "DataParallel" in callee_name.rsplit(".", 1)[-1]

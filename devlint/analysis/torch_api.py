@@ -363,7 +363,9 @@ DISTRIBUTED_WRAPPERS = frozenset(
 SCATTERING_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
 # Module values whose calls move their inputs: the scattering wrappers, and the distributed
 # ones made with ``device_ids`` (``Effects.module`` keeps the callee's name only then).
-INPUT_MOVING_WRAPPERS = SCATTERING_WRAPPERS | DISTRIBUTED_WRAPPERS
+# A class from elsewhere named for data parallelism (``name_guesses.names_a_data_parallel``).
+NAMED_DATA_PARALLEL = "DataParallel (a class named for it)"
+INPUT_MOVING_WRAPPERS = SCATTERING_WRAPPERS | DISTRIBUTED_WRAPPERS | {NAMED_DATA_PARALLEL}
 # Modules made of other modules: on the device of their parts.
 MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
 # Parameters and buffers move with the module that owns them.
