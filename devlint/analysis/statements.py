@@ -490,7 +490,9 @@ class Statements:
             with self.core.scope(branches=(*ctx.branches, Branch(node, handler))):
                 exits = self.suite(handler.body)
             outcomes.append((self.core.env, self.core.cuda_required, exits))
+        stand_ins = _stood_in(before, after_body, [env for env, _, exits in outcomes[1:]])
         self.core.join_outcomes(original, before, outcomes, required)
+        self.core.env.update({k: v for k, v in stand_ins.items() if k in self.core.env})
         if node.finalbody is not None:
             self.suite(node.finalbody.body)
 
@@ -506,6 +508,21 @@ class Statements:
                 outcomes.append(self.core.env)
         self.core.settle(original, self.core.join_envs([*outcomes, before]))
         self.core.cuda_required = required
+
+
+def _stood_in(before: Env, body: Env, handlers: list[Env]) -> Env:
+    """``try: autocast = torch.cuda.amp.autocast`` / ``except: class autocast: ...``: what
+    the body imports, where every handler defines a stand-in of its own (for an older
+    torch), is the library's everywhere the library has it (RAFT, eval/blind52)."""
+    return {
+        name: value
+        for name, value in body.items()
+        if value.kind is Kind.IMPORTED
+        and value.qualname
+        and before.get(name) is not value
+        and handlers
+        and all((env.get(name) or UNKNOWN).kind in (Kind.CLASS, Kind.FUNCTION) for env in handlers)
+    }
 
 
 # The handler of each compound statement of this module (functions and classes:
