@@ -9,7 +9,7 @@ from devlint.analysis.facts import (
     FileFacts,
     mps_note,
 )
-from devlint.analysis.values import CPU, CUDA, Kind, Placement, Value, may_be_placed
+from devlint.analysis.values import CPU, CUDA, Kind, Placement, Step, Value, may_be_placed
 from devlint.codemod import (
     else_is_body_on_cpu,
     fold_method_one,
@@ -115,8 +115,9 @@ class CudaWithoutMpsFallback(Rule):
             if test.polarity < 0:
                 when_true, when_false = when_false, when_true
             if when_true == CUDA and when_false == CPU and not _mps_later(conditional, facts):
+                related = (*test.placed, *_fallback(conditional))
                 if _chooses_tensor_types(node, facts):
-                    yield Finding(node, TYPE_MESSAGE)
+                    yield Finding(node, TYPE_MESSAGE, related=related)
                     continue
                 fix = _add_mps(conditional, _gate(conditional)) if test.polarity > 0 else None
                 if fix is None and isinstance(node, cst.If) and only_moves_to_cuda(node, facts):
@@ -126,7 +127,32 @@ class CudaWithoutMpsFallback(Rule):
                 if fix is not None:
                     note = mps_note(facts, self.settings.target_torch) if note is None else note
                     fix = replace(fix, message=fix.message + note)
-                yield Finding(node, MESSAGE, fix)
+                yield Finding(node, MESSAGE, fix, related)
+
+
+def _fallback(conditional: Conditional) -> tuple[Step, ...]:
+    """Where the choice falls back to the CPU (the ``else``, or the body of a negated
+    test): the proof's last step."""
+    node, negated = conditional.node, conditional.test.polarity < 0
+    taken: cst.CSTNode | None
+    if isinstance(node, cst.IfExp):
+        taken = node.body if negated else node.orelse
+    elif negated:
+        taken = _first(node.body)
+    elif isinstance(node.orelse, cst.Else):
+        taken = _first(node.orelse.body)
+    elif node.orelse is not None:
+        taken = node.orelse
+    elif _overrides_default(conditional):  # ``device = "cpu"``, then ``if avail:``
+        taken = conditional.previous_statement
+    else:  # ``if avail: return "cuda"``, then ``return "cpu"``
+        taken = conditional.next_statement if _returns(node.body.body) else None
+    return (Step(taken, "falls back to the CPU here, without trying MPS"),) if taken else ()
+
+
+def _first(suite: cst.BaseSuite) -> cst.CSTNode | None:
+    body: Sequence[cst.CSTNode] = suite.body
+    return body[0] if body else None
 
 
 def _else_has_comments(node: cst.If) -> bool:
