@@ -1,4 +1,4 @@
-"""The result cache: diagnostics per file, keyed by content, settings and devlint version.
+"""The result cache: diagnostics per file, keyed by content, settings and devlint itself.
 
 An entry also names the project modules the result was computed from (imported siblings,
 ``analysis/project_imports.py``) with their size and modification time: when one of them
@@ -20,6 +20,7 @@ from devlint import __version__
 from devlint.diagnostics import Diagnostic, Edit, Fix, Location, Related
 
 DEFAULT_DIRECTORY = ".devlint_cache"
+_STAMP: list[bytes] = []  # ``_code_stamp``, once per process
 # The layout of an entry: entries of another layout are never read (2: ``related``).
 ENTRY_FORMAT = "2"
 
@@ -34,7 +35,7 @@ class ResultCache:
         import hashlib  # here, like json below: --no-cache runs import neither
 
         digest = hashlib.sha256()
-        for part in (__version__.encode(), settings.encode(), display.encode(), data):
+        for part in (_code_stamp(), settings.encode(), display.encode(), data):
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
         return digest.hexdigest()
@@ -121,3 +122,22 @@ def _diagnostic(data: dict[str, Any]) -> Diagnostic:
             for r in data["related"]
         ),
     )
+
+
+def _code_stamp() -> bytes:
+    """devlint's version and its own modules (each one's path, size and modification
+    time): an edit of a source checkout (an editable install) makes a new key, as a new
+    release does, so no result computed by other code is read back."""
+    if not _STAMP:
+        import devlint.rules
+
+        parts = [__version__]
+        for root in (Path(__file__).parent, *map(Path, devlint.rules.__path__)):
+            for folder, subfolders, files in os.walk(root):
+                subfolders.sort()
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        status = os.stat(os.path.join(folder, name))
+                        parts.append(f"{name}:{status.st_size}:{status.st_mtime_ns}")
+        _STAMP.append("\n".join(parts).encode())
+    return _STAMP[0]

@@ -131,3 +131,22 @@ def test_related_locations_round_trip(tmp_path: Path) -> None:
     related = [d.related for d in first.diagnostics]
     assert [d.related for d in second.diagnostics] == related
     assert any(chain for chain in related)
+
+
+def test_an_edit_of_devlint_itself_misses(
+    tmp_path: Path, engine_calls: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source checkout edited between two runs (an editable install: same version) must
+    not read back what the other code computed: the key covers devlint's own modules,
+    the rules included."""
+    import devlint.cache as cache_module
+
+    stamp = cache_module._code_stamp()
+    assert b"cache.py:" in stamp and b"dev003_unguarded_cuda.py:" in stamp
+    source = tmp_path / "bug.py"
+    source.write_text(BUG)
+    cache = tmp_path / "cache"
+    run(source, cache, engine_calls)
+    monkeypatch.setattr(cache_module, "_STAMP", [stamp + b"\nengine.py:1:2"])  # an edit
+    run(source, cache, engine_calls)
+    assert len(engine_calls) == 2
