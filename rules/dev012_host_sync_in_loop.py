@@ -13,9 +13,9 @@ class HostSyncInLoop(Rule):
     Checks for `.item()`, `.cpu()`, `.numpy()` and `.tolist()` on values that may be on an
     accelerator, run on every iteration of a training loop: a loop (over a data loader,
     a `range`, or `while True`) whose body steps an optimizer or calls `backward()`,
-    itself or through a function of the file (`update(loss)`), or clears gradients with
-    `zero_grad()` outside `torch.no_grad()` (the step may be a loss scaler's of another
-    module: `loss_scaler(loss, optimizer)`). Off by default: select
+    itself or through a function of the file (`update(loss)`), or clears an optimizer's
+    gradients outside `torch.no_grad()` and hands that optimizer to a helper (the step is
+    then a loss scaler's of another module: `loss_scaler(loss, optimizer)`). Off by default: select
     `DEV012` to enable it. Calls under an `if` whose test changes from one iteration to
     the next (periodic logging: `if step % 100 == 0:`, or after
     `if step % 100 != 0: continue`), in the validation branch of a loop

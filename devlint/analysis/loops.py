@@ -1,8 +1,9 @@
 """What a loop does: whether it trains, and which of its branches run on every training
 iteration (``Site.loop``, ``Site.inner_loop``; DEV002, DEV012).
 
-A loop trains when its body steps an optimizer, runs ``backward()`` or clears gradients
-(``zero_grad()`` outside ``no_grad``: the step may be a scaler's of another module),
+A loop trains when its body steps an optimizer, runs ``backward()`` or clears an
+optimizer's gradients outside ``no_grad`` and hands it to a helper (the step is then a
+scaler's of another module: ``loss_scaler(loss, optimizer)``),
 itself or through one of the file's functions that does (``steps``). A branch runs on every iteration when
 its test is a setting fixed before the loop, or when it is the gate of gradient
 accumulation. These are syntactic scans, on a hot path: they walk statements by type,
@@ -286,20 +287,32 @@ class _TrainingStep(cst.CSTVisitor):
         # training loop of an epoch loop, where such a loop only steps the schedulers).
         self.steps_each = self.inner_steps = False
         self.no_grad = 0  # inside ``with torch.no_grad():`` (a stray ``zero_grad()`` there)
+        # ``optimizer.zero_grad()`` outside ``no_grad``, and what calls are handed
+        # (``loss_scaler(loss, optimizer)``): an optimizer cleared and handed on is stepped
+        self.cleared: set[str] = set()
+        self.handed: set[str] = set()
 
     @property
     def steps(self) -> bool:
-        """Whether the code visited steps: itself, or by a loop over its optimizers where
-        no other loop in it steps on its own."""
-        return self.found or (self.steps_each and not self.inner_steps)
+        """Whether the code visited steps: itself, through a helper handed the optimizer
+        it clears, or by a loop over its optimizers where no other loop in it steps on its
+        own."""
+        handed_on = bool(self.cleared & self.handed)
+        return self.found or handed_on or (self.steps_each and not self.inner_steps)
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
         method = func.attr.value if type(func) is cst.Attribute else None
+        for arg in node.args:
+            handed = dotted_name(arg.value)
+            if handed is not None:
+                self.handed.add(handed)
         if method == "backward" or _is_optimizer_step(node):
             self.found = True
         elif method == "zero_grad" and not self.no_grad:
-            self.found = True  # ``loss_scaler(loss, optimizer)`` steps; an evaluation never
+            cleared = dotted_name(func.value)  # type: ignore[attr-defined]
+            if cleared is not None:  # ``loss_scaler(loss, optimizer)`` steps it
+                self.cleared.add(cleared)
         elif not self.found and self.stepping is not None:
             if type(func) is cst.Name:
                 self.found = self.stepping(func.value)
