@@ -56,10 +56,13 @@ def _rows(text: str) -> list[_Row] | None:
 def layout_problems(before: str, after: str) -> list[str]:
     """The lines of ``after`` whose indentation a fix changed although it did not write them.
 
-    Lines are matched on their text without indentation. A matched line may change its
-    indentation only by as much as the first line of its statement did (a statement moved
-    to another block), and a line inside a multi-line string not at all. A line a fix wrote
-    (no match) inside brackets is indented at least as deep as its statement.
+    Lines are matched on their text (a line a fix inserted, ``)``, is not taken for an
+    unchanged one indented elsewhere), then what is left on their text without indentation.
+    A matched line may change its indentation only by as much as the first line of its
+    statement did (a statement moved to another block), or, in a statement whose first
+    line a fix rewrote, stay deeper than that line (the fix wrapped the statement anew);
+    a line inside a multi-line string not at all. A line a fix wrote (no match) inside
+    brackets is indented at least as deep as its statement.
     """
     old, new = _rows(before), _rows(after)
     if new is None:
@@ -67,28 +70,46 @@ def layout_problems(before: str, after: str) -> list[str]:
     if old is None:
         return []
     problems = []
-    matcher = difflib.SequenceMatcher(
-        None, [row.text.strip() for row in old], [row.text.strip() for row in new], False
-    )
     matched: set[int] = set()
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
+    for i, j in _matching_lines(old, new):
+        matched.add(j)
+        was, now = old[i], new[j]
+        shift = now.indent - was.indent
+        if not shift or not now.text.strip():
             continue
-        for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-            matched.add(j)
-            was, now = old[i], new[j]
-            shift = now.indent - was.indent
-            if not shift or not now.text.strip():
-                continue
-            if was.in_string or now.in_string:
-                problems.append(f"line {j + 1}: a multi-line string's line was re-indented")
-            elif shift != new[now.start].indent - old[was.start].indent:
-                problems.append(
-                    f"line {j + 1}: indentation changed from {was.indent} to {now.indent}"
-                )
+        if was.in_string or now.in_string:
+            problems.append(f"line {j + 1}: a multi-line string's line was re-indented")
+        elif shift != new[now.start].indent - old[was.start].indent and not _rewrapped(
+            old[was.start], new[now.start], now
+        ):
+            problems.append(f"line {j + 1}: indentation changed from {was.indent} to {now.indent}")
     for j, row in enumerate(new):
         if j in matched or row.start == j or row.in_string or not row.text.strip():
             continue
         if row.indent < new[row.start].indent:
             problems.append(f"line {j + 1}: written left of its statement (line {row.start + 1})")
     return problems
+
+
+def _matching_lines(old: list[_Row], new: list[_Row]) -> list[tuple[int, int]]:
+    """Pairs of lines (old, new) taken for the same line: equal text first, then, between
+    those, equal text without indentation."""
+    pairs: list[tuple[int, int]] = []
+    exact = difflib.SequenceMatcher(None, [r.text for r in old], [r.text for r in new], False)
+    for tag, i1, i2, j1, j2 in exact.get_opcodes():
+        if tag == "equal":
+            pairs += zip(range(i1, i2), range(j1, j2), strict=True)
+            continue
+        stripped = difflib.SequenceMatcher(
+            None, [r.text.strip() for r in old[i1:i2]], [r.text.strip() for r in new[j1:j2]], False
+        )
+        for kind, a1, a2, b1, b2 in stripped.get_opcodes():
+            if kind == "equal":
+                pairs += zip(range(i1 + a1, i1 + a2), range(j1 + b1, j1 + b2), strict=True)
+    return pairs
+
+
+def _rewrapped(old_start: _Row, new_start: _Row, row: _Row) -> bool:
+    """A continuation line of a statement whose first line a fix rewrote, indented deeper
+    than that line: the fix laid the statement out anew."""
+    return old_start.text.strip() != new_start.text.strip() and row.indent > new_start.indent

@@ -92,3 +92,28 @@ def test_layout_problems_accepts_a_block_moved_as_a_whole() -> None:
     before = "if ok:\n    x = f(\n        1,\n    )\n"
     after = "x = f(\n    1,\n)\n"
     assert layout_problems(before, after) == []
+
+
+def test_layout_problems_does_not_take_an_inserted_line_for_a_moved_one() -> None:
+    """A fix inserts a device selection ending in ``)`` after an import whose own ``)`` is
+    indented: the inserted ``)`` is no re-indented old line (DomainBed, the eval sweep)."""
+    before = "from m import (\n    a,\n    )\n\n\nNAMES = [\n    'x',\n]\n"
+    after = before.replace("    )\n\n\n", '    )\n\ndevice = torch.device(\n    "cuda"\n)\n\n\n')
+    assert layout_problems(before, after) == []
+
+
+def test_layout_problems_accepts_a_statement_the_fix_wrapped_anew() -> None:
+    """A fix rewrites a call whose first line changes and lays it out again, one argument a
+    line, deeper than the statement (KAIR's DataLoader after DEV005, the eval sweep); a
+    line of a statement whose first line stayed may not move."""
+    before = (
+        "if x:\n    loader = DataLoader(data,\n                        batch_size=4,\n"
+        "                        pin_memory=True)\n"
+    )
+    after = (
+        "if x:\n    loader = DataLoader(\n        data,\n        batch_size=4,\n"
+        "        pin_memory=torch.cuda.is_available(),\n    )\n"
+    )
+    assert layout_problems(before, after) == []
+    carried = before.replace("                        batch_size", "        batch_size")
+    assert layout_problems(before, carried)
