@@ -7,14 +7,14 @@ shape the rewrite handles; the rule then reports without a fix.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import cast
 
 import libcst as cst
 
 from devlint.analysis import accelerator_api, torch_api
 from devlint.analysis.accelerator_api import CudaApi
-from devlint.analysis.facts import IDENTITY_WRAPPERS, CallRecord, FileFacts
+from devlint.analysis.facts import IDENTITY_WRAPPERS, CallRecord, FileFacts, receivers
 from devlint.analysis.values import Kind
 from devlint.diagnostics import Applicability
 from devlint.rule import DEVICE, FixPlan, Replace, literal_text, source_of
@@ -216,17 +216,13 @@ def _is_move(statement: cst.BaseStatement, facts: FileFacts) -> bool:
     return (
         values is not None
         and all(map(facts.moves_to_cuda, values))
-        and not any(facts.wraps_for_parallelism(call) for v in values for call in _chain(v))
+        and not any(  # ``nn.DataParallel(model).cuda()`` wraps before it moves
+            facts.wraps_for_parallelism(receiver)
+            for value in values
+            if isinstance(value, cst.Call)
+            for receiver in receivers(value)
+        )
     )
-
-
-def _chain(value: cst.BaseExpression) -> Iterator[cst.Call]:
-    """The calls of a chain (``nn.DataParallel(model).cuda().eval()``), outermost first."""
-    while isinstance(value, cst.Call):
-        yield value
-        if not isinstance(value.func, cst.Attribute):
-            return
-        value = value.func.value
 
 
 def else_is_body_on_cpu(node: cst.If, facts: FileFacts) -> bool:

@@ -220,8 +220,9 @@ class FileFacts:
         callee = call.callee if call is not None else None
         if callee is None:
             return False
-        wrappers = torch_api.SCATTERING_WRAPPERS | torch_api.DISTRIBUTED_WRAPPERS
-        return callee in wrappers or name_guesses.names_a_data_parallel(callee)
+        return callee in torch_api.INPUT_MOVING_WRAPPERS or name_guesses.names_a_data_parallel(
+            callee
+        )
 
     def moves_to_cuda(self, node: cst.CSTNode) -> bool:
         """``x.cuda()`` / ``x.to(<a CUDA device>)`` of a value that may be a tensor or a

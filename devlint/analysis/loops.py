@@ -309,8 +309,8 @@ class _TrainingStep(cst.CSTVisitor):
                 self.handed.add(handed)
         if method == "backward" or _is_optimizer_step(node):
             self.found = True
-        elif method == "zero_grad" and not self.no_grad:
-            cleared = dotted_name(func.value)  # type: ignore[attr-defined]
+        elif method == "zero_grad" and not self.no_grad and isinstance(func, cst.Attribute):
+            cleared = dotted_name(func.value)
             if cleared is not None:  # ``loss_scaler(loss, optimizer)`` steps it
                 self.cleared.add(cleared)
         elif not self.found and self.stepping is not None:
