@@ -7,7 +7,9 @@ typically ones its ``__init__`` moved there (``self.x = torch.tensor(x).cuda()``
 such a class is instantiated, ``__init__`` and then ``__getitem__`` run detached, like an
 inlined call (nothing is recorded for the rules: the methods' own analysis stands), with
 the constructor's arguments; the instance's placement is where the items may be. Items on
-the CPU, or unknown, leave the loader's batches on the CPU as before. Answers are kept per
+the CPU, or unknown, leave the loader's batches on the CPU as before, unless
+``__getitem__`` moves tensors in a way not followed to what it returns (through
+``map(lambda ...)``): the items are then where those moves send them. Answers are kept per
 class and argument values, and count against the inlining budget. A dataset class of a
 star-imported project module comes with its answer for unknown arguments
 (``project_imports.py``).
@@ -19,8 +21,17 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis.interpreter import Interpreter
-from devlint.analysis.values import UNKNOWN, Kind, Placement, Value, join
+from devlint.analysis.interpreter import Interpreter, Records
+from devlint.analysis.torch_api import MOVE_METHODS
+from devlint.analysis.values import (
+    ANY_DEVICE,
+    UNKNOWN,
+    Kind,
+    Placement,
+    Value,
+    join,
+    join_placements,
+)
 
 # What a dataset's ``__init__`` receives where the call does not say: its data, which the
 # class's own moves place (``x.to(device)``); anything else leaves the items unknown.
@@ -76,16 +87,37 @@ class Datasets:
         for attribute, value in attributes.items():
             env[f"{receiver}.{attribute}"] = value
             self.core.remember(f"{receiver}.{attribute}")
-        _, returned, _ = self.core.inlining.detached(getitem, env, class_name=class_name)
+        _, returned, records = self.core.inlining.detached(getitem, env, class_name=class_name)
         if not returned:
             return None
         item = returned[0]
         for value in returned[1:]:
             item = join(item, value)
-        return item.where if item.kind is Kind.TENSOR else None
+        if item.kind is Kind.TENSOR:
+            return item.where
+        # ``tuple(map(lambda t: t[i].to(self.device), self.data))``: what it returns is not
+        # followed, but it moves tensors; the items may be where it moves them.
+        targets = _move_targets(records)
+        return join_placements(targets) if targets else None
 
 
 def receiver_of(method: cst.FunctionDef) -> str | None:
     """The name a method calls its instance (``self``)."""
     params = [*method.params.posonly_params, *method.params.params]
     return params[0].name.value if params else None
+
+
+def _move_targets(records: Records) -> list[Placement]:
+    """Where the moves recorded in a detached body send tensors: ``.cuda()``, ``.cpu()``,
+    ``.to(device)`` (a device not known: any of them)."""
+    targets: list[Placement] = []
+    for call in records.calls.values():
+        if call.method not in MOVE_METHODS or call.casts_only:
+            continue
+        where: Placement = records.values.get(id(call.node), UNKNOWN).where
+        device = call.keywords.get("device") or (call.args[0] if call.args else None)
+        if where is None and device is not None and device.kind is Kind.DEVICE:
+            where = ANY_DEVICE
+        if where is not None:
+            targets.append(where)
+    return targets
