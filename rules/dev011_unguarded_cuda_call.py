@@ -21,7 +21,7 @@ class UnguardedCudaCall(Rule):
     methods too: `self._fast_path(x)` only under `if x.device.type == "cuda":`), methods
     of a class whose `__init__` refuses to run without CUDA, branches on DDP
     `device_ids is not None`, modules that
-    import a CUDA-only package (`triton`, `apex`, `megatron`, ...) at module level. So are
+    import a CUDA-only package (`triton`, `megatron`, `flash_attn`, ...) at module level. So are
     the sides of a torch-version test (`torch.Stream() if torch_2_7 else torch.cuda.Stream()`):
     compatibility code for another release.
     `torch.cuda.stream(s)` is not reported: it does nothing for `None`, and any real

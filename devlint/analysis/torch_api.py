@@ -60,7 +60,6 @@ CUDA_ONLY_CALLS = frozenset(
 CUDA_ONLY_PACKAGES = frozenset(
     {
         "triton",
-        "apex",
         "megatron",
         "cupy",
         "pycuda",

@@ -92,6 +92,23 @@ def test_a_context_manager_is_not_rewritten_unguarded() -> None:
     assert found.fix is None
 
 
+@pytest.mark.parametrize(
+    ("package", "reported"),
+    [
+        ("triton", False),  # kernels: no build of it runs without a GPU
+        ("flash_attn", False),
+        # apex installs without its CUDA extensions ("Python-only build"), and its amp
+        # and DDP import and run on a CPU: a script that imports it still needs a guard
+        # (ViT-pytorch, glow-tts, NVIDIA semantic-segmentation: blind58, blind32, blind45)
+        ("apex", True),
+    ],
+)
+def test_a_cuda_only_package_makes_the_module_code_for_cuda(package: str, reported: bool) -> None:
+    source = f"import torch\nfrom {package} import amp\ntorch.cuda.set_device(0)\n"
+    found = check_text(source, "x.py", _options((2, 13)))
+    assert [d.start.row for d in found] == ([3] if reported else [])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("target", list(FIXED), ids=lambda t: f"torch{t[0]}.{t[1]}")
 def test_the_fixed_program_runs_without_cuda(target: TorchVersion, tmp_path: Path) -> None:
