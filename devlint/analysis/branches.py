@@ -64,6 +64,27 @@ def _flags_set_by(test: Value, body: Env, orelse: Env) -> Env:
     return flags
 
 
+def _switched_off(test: Value, body: Env, orelse: Env, before: Env) -> Env:
+    """``if not torch.cuda.is_available(): use_cuda = False`` (the other branch leaving it
+    alone): past the ``if`` the switch is false wherever CUDA is absent, so where it is
+    true CUDA is available, whatever the caller asked for (PatchTST's ``get_device``)."""
+    if guards.is_cuda_guard(test, -1):
+        absent, present = body, orelse
+    elif guards.is_cuda_guard(test, +1):
+        absent, present = orelse, body
+    else:
+        return {}
+    return {
+        key: guards.CUDA_AVAILABLE
+        for key, value in absent.items()
+        if value.kind is Kind.CONSTANT
+        and not value.constant
+        and key in before
+        and present.get(key) is before[key]
+        and before[key] is not value
+    }
+
+
 def _unfollowed(
     body_followed: dict[str, tuple[Value, Value]],
     else_followed: dict[str, tuple[Value, Value]],
@@ -194,6 +215,7 @@ class Branches:
         marks: dict[str, tuple[str, Value, Value]] = {}
         if test.kind is Kind.GUARD and not (body_exits or else_exits):
             flags = _flags_set_by(test, body_env, self.core.env)
+            flags.update(_switched_off(test, body_env, self.core.env, before))
         if flag is not None and not (body_exits or else_exits):
             # Where the flag says, again: values the branches left alone are as before the
             # ``if``; values one branch moved follow the flag from here on.

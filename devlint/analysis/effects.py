@@ -120,7 +120,19 @@ class Effects:
             return Value(Kind.DEVICE, first.where, cuda_defaults=defaults, placed=chosen)
         if first is not None and first.kind is Kind.CONSTANT and isinstance(first.constant, str):
             return Value(Kind.DEVICE)  # ``torch.device("meta")``: none of cpu, cuda, mps
+        if self.cuda_index_call(node):
+            # ``torch.device(torch.cuda.current_device())``: the CUDA runtime's device (a bare
+            # index, ``torch.device(0)``, is the current accelerator's since torch 2.5)
+            return Value(Kind.DEVICE, CUDA, placed=(Step(node, "device chosen here"),))
         return Value(Kind.DEVICE, ANY_DEVICE)
+
+    def cuda_index_call(self, node: cst.Call) -> bool:
+        """Whether the first argument of ``node`` is ``torch.cuda.current_device()``."""
+        first = node.args[0].value if node.args else None
+        if type(first) is not cst.Call:
+            return False
+        called = self.core.rec.values.get(id(first.func), UNKNOWN)
+        return called.kind is Kind.IMPORTED and called.qualname in torch_api.CUDA_INDEX_CALLS
 
     def accelerator(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]

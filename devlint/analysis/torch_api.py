@@ -55,6 +55,9 @@ CUDA_ONLY_CALLS = frozenset(
     )
 )  # fmt: skip
 
+# Calls that return the index of a CUDA device (``torch.device(torch.cuda.current_device())``).
+CUDA_INDEX_CALLS = frozenset({"torch.cuda.current_device"})
+
 # Packages that only work with CUDA (kernels, CUDA bindings, CUDA-only frameworks): a module
 # that imports one at module level is written for a CUDA machine.
 CUDA_ONLY_PACKAGES = frozenset(
