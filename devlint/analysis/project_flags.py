@@ -1,0 +1,160 @@
+"""Availability flags the project's scripts set on their parsed options.
+
+A training script often turns its ``--use_gpu`` option into an availability test before
+it hands the options on::
+
+    args = parser.parse_args()
+    args.use_gpu = True if torch.cuda.is_available() and args.use_gpu else False
+    exp = Exp(args)
+
+and a module it imports, directly or through a subclass, reads the option back
+(``if self.args.use_gpu: device = torch.device("cuda:0")``; Informer, Autoformer,
+PatchTST and the other Time-Series-Library descendants). The module cannot see that flow,
+so ``namespace_flags`` reads the scripts near the file instead: the ``.py`` files of its
+folder and of up to ``MAX_FOLDERS_UP`` folders above it, up to the project's root (a
+folder with ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``). Each is read as
+bytes, never parsed whole: a line ``<ns>.<attr> = <expression>`` whose expression is true
+only where CUDA is available (``is_available()``, alone, in an ``and``, or as the test of
+``True if ... else False``), in a script that assigns ``<ns>`` from ``parse_args()``,
+makes ``<ns>.<attr>`` such a flag. The importing file then reads ``args.use_gpu`` (and
+``self.args.use_gpu``: ``name_guesses.aliased_flag``) as that test. The evidence is the
+availability test in the script and the same namespace and attribute names in both files;
+``name_guesses.py`` lists it with the other decisions made from names.
+
+Files are cached per process by version (mtime, size), folders by their mtime.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+MAX_FOLDERS_UP = 2  # ``exp/exp_basic.py`` meets ``main_informer.py`` one folder up
+MAX_SCRIPT_BYTES = 1_000_000
+_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+_AVAILABILITY = re.compile(rb"is_available\(\)")
+_FLAG_LINE = re.compile(rb"^[ \t]*(\w+)\.(\w+)[ \t]*=(?!=)([^\n]*is_available\(\)[^\n]*)$", re.M)
+
+# file path -> ((mtime, size), the flags it sets); folder -> (mtime, its .py files)
+_FILE_FLAGS: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
+_FOLDER_FILES: dict[str, tuple[int, tuple[str, ...]]] = {}
+
+
+def namespace_flags(origin: Path) -> tuple[frozenset[str], frozenset[Path]]:
+    """The flags (``args.use_gpu``) the scripts near ``origin`` set from an availability
+    test, and those scripts (the file's result depends on them)."""
+    here = os.path.realpath(origin)
+    flags: set[str] = set()
+    scripts: set[Path] = set()
+    for folder in _folders(os.path.dirname(here)):
+        for path in _python_files(folder):
+            if path == here:
+                continue  # the file's own flags are its own analysis's
+            found = _flags_in(path)
+            if found:
+                flags |= found
+                scripts.add(Path(path))
+    return frozenset(flags), frozenset(scripts)
+
+
+def _folders(start: str) -> list[str]:
+    folders = [start]
+    folder = start
+    while len(folders) <= MAX_FOLDERS_UP and not _is_root(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+        folders.append(folder)
+    return folders
+
+
+def _is_root(folder: str) -> bool:
+    return any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS)
+
+
+def _python_files(folder: str) -> tuple[str, ...]:
+    try:
+        stamp = os.stat(folder).st_mtime_ns
+    except OSError:
+        return ()
+    cached = _FOLDER_FILES.get(folder)
+    if cached is None or cached[0] != stamp:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            names = []
+        files = tuple(os.path.join(folder, name) for name in names if name.endswith(".py"))
+        cached = _FOLDER_FILES[folder] = (stamp, files)
+    return cached[1]
+
+
+def _flags_in(path: str) -> frozenset[str]:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return frozenset()
+    stamp = (status.st_mtime_ns, status.st_size)
+    cached = _FILE_FLAGS.get(path)
+    if cached is None or cached[0] != stamp:
+        found: frozenset[str] = frozenset()
+        if status.st_size <= MAX_SCRIPT_BYTES and os.path.isfile(path):
+            try:
+                with open(path, "rb") as handle:
+                    found = _flags_of_text(handle.read())
+            except OSError:
+                pass
+        cached = _FILE_FLAGS[path] = (stamp, found)
+    return cached[1]
+
+
+def _flags_of_text(data: bytes) -> frozenset[str]:
+    if not _AVAILABILITY.search(data):
+        return frozenset()
+    found = set()
+    for match in _FLAG_LINE.finditer(data):
+        namespace, attribute, expression = (
+            part.decode("utf-8", "replace") for part in match.groups()
+        )
+        parsed = re.compile(
+            rb"^[ \t]*"
+            + re.escape(match[1])
+            + rb"[ \t]*(?:,[^\n=]*)?=[^\n]*\.parse(?:_known)?_args\(",
+            re.M,
+        )
+        if parsed.search(data) and _implies_available(expression):
+            found.add(f"{namespace}.{attribute}")
+    return frozenset(found)
+
+
+def _implies_available(source: str) -> bool:
+    """Whether the expression is true only where the accelerator it tests is available."""
+    try:
+        tree = ast.parse(source.strip().split("#", 1)[0], mode="eval").body
+    except SyntaxError:
+        return False
+    return _true_only_if_available(tree)
+
+
+def _true_only_if_available(node: ast.expr) -> bool:
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr == "is_available"
+            and isinstance(func.value, ast.Attribute)
+            and func.value.attr == "cuda"
+        )
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return any(_true_only_if_available(value) for value in node.values)
+    if isinstance(node, ast.IfExp):
+        return (
+            isinstance(node.body, ast.Constant)
+            and node.body.value is True
+            and isinstance(node.orelse, ast.Constant)
+            and not node.orelse.value
+            and _true_only_if_available(node.test)
+        )
+    return False

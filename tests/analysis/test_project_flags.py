@@ -1,0 +1,106 @@
+"""Availability flags a project's script sets on its parsed options, read in another
+module (``project_flags.py``): Informer's ``exp/exp_basic.py`` and ``main_informer.py``."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from devlint.analysis import project_flags
+from devlint.engine import CheckOptions, check_text
+
+OPTIONS = CheckOptions(frozenset({"DEV003", "DEV004"}))
+
+EXPERIMENT = """
+    import torch
+
+    class Exp_Basic:
+        def __init__(self, args):
+            self.args = args
+            self.device = self._acquire_device()
+
+        def _acquire_device(self):
+            if self.args.use_gpu:
+                device = torch.device("cuda:{}".format(self.args.gpu))
+            else:
+                device = torch.device("cpu")
+            return device
+"""
+
+SCRIPT = """
+    import argparse
+    import torch
+    from exp.exp_basic import Exp_Basic
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--use_gpu", type=bool, default=True)
+    args = parser.parse_args()
+    args.use_gpu = {flag}
+    Exp_Basic(args)
+"""
+
+
+def _project(tmp_path: Path, flag: str, script: str = SCRIPT) -> Path:
+    (tmp_path / "exp").mkdir()
+    experiment = tmp_path / "exp" / "exp_basic.py"
+    experiment.write_text(textwrap.dedent(EXPERIMENT).lstrip())
+    (tmp_path / "main.py").write_text(textwrap.dedent(script.format(flag=flag)).lstrip())
+    return experiment
+
+
+def _codes(path: Path) -> list[tuple[int, str]]:
+    options = CheckOptions(OPTIONS.codes, origin=path)
+    return [(d.start.row, d.code) for d in check_text(path.read_text(), str(path), options)]
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "True if torch.cuda.is_available() and args.use_gpu else False",
+        "args.use_gpu and torch.cuda.is_available()",
+        "torch.cuda.is_available()  # on when there is a GPU",
+    ],
+)
+def test_a_flag_the_script_derives_from_availability_guards_the_module(
+    tmp_path: Path, flag: str
+) -> None:
+    # The if/else is a CUDA-or-CPU choice (DEV004), and "cuda:{}" is guarded (no DEV003).
+    assert _codes(_project(tmp_path, flag)) == [(9, "DEV004")]
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "args.use_gpu",  # the user's option alone
+        "not torch.cuda.is_available()",  # true where CUDA is missing
+        "False if torch.cuda.is_available() else True",
+        "args.use_gpu or torch.cuda.is_available()",
+    ],
+)
+def test_other_flags_stay_the_users_options(tmp_path: Path, flag: str) -> None:
+    assert _codes(_project(tmp_path, flag)) == [(10, "DEV003")]
+
+
+def test_only_options_parsed_from_the_command_line(tmp_path: Path) -> None:
+    script = SCRIPT.replace("args = parser.parse_args()", "args = load_settings()")
+    assert _codes(_project(tmp_path, "torch.cuda.is_available()", script)) == [(10, "DEV003")]
+
+
+def test_the_scan_stops_at_the_project_root(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    experiment = _project(project, "torch.cuda.is_available()")
+    (project / "main.py").rename(tmp_path / "main.py")  # above the root: not the project's
+    assert _codes(experiment) == [(10, "DEV003")]
+    flags, scripts = project_flags.namespace_flags(experiment)
+    assert flags == frozenset() and scripts == frozenset()
+
+
+def test_the_scripts_read_are_the_results_dependencies(tmp_path: Path) -> None:
+    experiment = _project(tmp_path, "torch.cuda.is_available()")
+    flags, scripts = project_flags.namespace_flags(experiment)
+    assert flags == {"args.use_gpu"}
+    assert scripts == {(tmp_path / "main.py").resolve()}
