@@ -35,6 +35,9 @@ MAX_FOLDERS_UP = 2  # ``exp/exp_basic.py`` meets ``main_informer.py`` one folder
 MAX_SCRIPT_BYTES = 1_000_000
 _ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 _AVAILABILITY = re.compile(rb"is_available\(\)")
+_PARSED_OPTIONS = re.compile(
+    rb"^[ \t]*(\w+)[ \t]*(?:,[^\n=]*)?=[^\n]*\.parse(?:_known)?_args\(", re.M
+)
 _FLAG_LINE = re.compile(rb"^[ \t]*(\w+)\.(\w+)[ \t]*=(?!=)([^\n]*is_available\(\)[^\n]*)$", re.M)
 
 # file path -> ((mtime, size), the flags it sets); folder -> (mtime, its .py files)
@@ -111,22 +114,16 @@ def _flags_in(path: str) -> frozenset[str]:
 
 
 def _flags_of_text(data: bytes) -> frozenset[str]:
+    """``<ns>.<attr>`` for each line setting an availability flag on a namespace that the
+    script assigns from ``parse_args()`` (or ``parse_known_args()``)."""
     if not _AVAILABILITY.search(data):
         return frozenset()
-    found = set()
-    for match in _FLAG_LINE.finditer(data):
-        namespace, attribute, expression = (
-            part.decode("utf-8", "replace") for part in match.groups()
-        )
-        parsed = re.compile(
-            rb"^[ \t]*"
-            + re.escape(match[1])
-            + rb"[ \t]*(?:,[^\n=]*)?=[^\n]*\.parse(?:_known)?_args\(",
-            re.M,
-        )
-        if parsed.search(data) and _implies_available(expression):
-            found.add(f"{namespace}.{attribute}")
-    return frozenset(found)
+    parsed = {match[1] for match in _PARSED_OPTIONS.finditer(data)}
+    return frozenset(
+        f"{match[1].decode('ascii')}.{match[2].decode('ascii')}"
+        for match in _FLAG_LINE.finditer(data)
+        if match[1] in parsed and _implies_available(match[3].decode("utf-8", "replace"))
+    )
 
 
 def _implies_available(source: str) -> bool:
