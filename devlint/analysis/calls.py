@@ -21,10 +21,12 @@ from devlint.analysis.requirements import private_method
 from devlint.analysis.syntax import (
     dotted_name,
     is_main_test,
+    items_moved_in_place,
 )
 from devlint.analysis.torch_api import Effect
 from devlint.analysis.values import (
     CPU,
+    CUDA,
     UNKNOWN,
     Kind,
     Step,
@@ -43,6 +45,8 @@ class Calls:
 
     def __init__(self, core: Interpreter) -> None:
         self.core = core
+        # function id -> its positional parameters whose items it moves in place
+        self.moved_in_place: dict[int, dict[int, frozenset[str]]] = {}
 
     def call(self, node: cst.Call) -> Value:
         func = node.func
@@ -375,7 +379,27 @@ class Calls:
             return definitions.imported_returns[name]  # a star-imported project module's function
         if core.returns is None:  # not while inlining
             definitions.call_args.setdefault(name, []).append((tuple(args), dict(keywords)))
-        return self.core.inlining.call(definitions.function_defs.get(name), args, keywords)
+        function = definitions.function_defs.get(name)
+        result = self.core.inlining.call(function, args, keywords)
+        if function is not None and any(arg.from_batch for arg in args):
+            self.batch_moved_in_place(node, function, args)
+        return result
+
+    def batch_moved_in_place(
+        self, node: cst.Call, function: cst.FunctionDef, args: list[Value]
+    ) -> None:
+        """``input_cuda(batch)`` whose body runs ``batch["x"] = batch["x"].cuda()``: the
+        batch it is given is moved in place (to CUDA, or where ``.to(...)`` sends it: not
+        known here), no longer the loader's CPU batch (fastMRI's ``RunInference.py``)."""
+        key = id(function)
+        if key not in self.moved_in_place:
+            self.moved_in_place[key] = items_moved_in_place(function)
+        for index, methods in self.moved_in_place[key].items():
+            if index < len(args) and index < len(node.args) and args[index].from_batch:
+                target = node.args[index].value
+                if type(target) is cst.Name and node.args[index].keyword is None:
+                    where = CUDA if methods == {"cuda"} else None
+                    self.core.bind(target, Value(Kind.TENSOR, where))
 
     def module_call(self, node: cst.Call, callee: Value) -> Value:
         """Calling a module (or a value of unknown kind): its inputs meet its device."""

@@ -191,3 +191,32 @@ def operand_roots(node: cst.CSTNode | None) -> set[str]:
             return operand_roots(node.left) | operand_roots(node.right)
         else:
             return {node.value} if isinstance(node, cst.Name) else set()
+
+
+def items_moved_in_place(function: cst.FunctionDef) -> dict[int, frozenset[str]]:
+    """The positional parameters whose items the body replaces by moved copies
+    (``batch["x"] = batch["x"].cuda()``), by index, with the move methods it calls."""
+    positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    moves: dict[int, set[str]] = {}
+    pending: list[cst.CSTNode] = [function.body]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Assign:
+            value = node.value
+            method = (
+                value.func.attr.value
+                if type(value) is cst.Call and type(value.func) is cst.Attribute
+                else None
+            )
+            for target in node.targets:
+                item = target.target
+                if (
+                    method in ("cuda", "to")
+                    and type(item) is cst.Subscript
+                    and type(item.value) is cst.Name
+                    and item.value.value in positional
+                ):
+                    moves.setdefault(positional.index(item.value.value), set()).add(method)
+        elif type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            pending.extend(node.children)
+    return {index: frozenset(methods) for index, methods in moves.items()}
