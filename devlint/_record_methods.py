@@ -303,6 +303,7 @@ def devlint__analysis__facts__Site(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, _
     _dflt_cuda_required = fields['cuda_required'].default
     _dflt_inner_loop = fields['inner_loop'].default
     _dflt_inner_conditional = fields['inner_conditional'].default
+    _dflt_outer_loop = fields['outer_loop'].default
     _type_guarded = fields['guarded'].type
     _type_loop = fields['loop'].type
     _type_function = fields['function'].type
@@ -312,8 +313,9 @@ def devlint__analysis__facts__Site(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, _
     _type_cuda_required = fields['cuda_required'].type
     _type_inner_loop = fields['inner_loop'].type
     _type_inner_conditional = fields['inner_conditional'].type
+    _type_outer_loop = fields['outer_loop'].type
     _return_type = None
-    def __init__(self,guarded:_type_guarded,loop:_type_loop,function:_type_function,class_name:_type_class_name=_dflt_class_name,conditional:_type_conditional=_dflt_conditional,branches:_type_branches=_dflt_branches,cuda_required:_type_cuda_required=_dflt_cuda_required,inner_loop:_type_inner_loop=_dflt_inner_loop,inner_conditional:_type_inner_conditional=_dflt_inner_conditional)->_return_type:
+    def __init__(self,guarded:_type_guarded,loop:_type_loop,function:_type_function,class_name:_type_class_name=_dflt_class_name,conditional:_type_conditional=_dflt_conditional,branches:_type_branches=_dflt_branches,cuda_required:_type_cuda_required=_dflt_cuda_required,inner_loop:_type_inner_loop=_dflt_inner_loop,inner_conditional:_type_inner_conditional=_dflt_inner_conditional,outer_loop:_type_outer_loop=_dflt_outer_loop)->_return_type:
         __dataclass_builtins_object__.__setattr__(self,'guarded',guarded)
         __dataclass_builtins_object__.__setattr__(self,'loop',loop)
         __dataclass_builtins_object__.__setattr__(self,'function',function)
@@ -323,22 +325,23 @@ def devlint__analysis__facts__Site(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, _
         __dataclass_builtins_object__.__setattr__(self,'cuda_required',cuda_required)
         __dataclass_builtins_object__.__setattr__(self,'inner_loop',inner_loop)
         __dataclass_builtins_object__.__setattr__(self,'inner_conditional',inner_conditional)
+        __dataclass_builtins_object__.__setattr__(self,'outer_loop',outer_loop)
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(guarded={self.guarded!r}, loop={self.loop!r}, function={self.function!r}, class_name={self.class_name!r}, conditional={self.conditional!r}, branches={self.branches!r}, cuda_required={self.cuda_required!r}, inner_loop={self.inner_loop!r}, inner_conditional={self.inner_conditional!r})"
+        return self.__class__.__qualname__ + f"(guarded={self.guarded!r}, loop={self.loop!r}, function={self.function!r}, class_name={self.class_name!r}, conditional={self.conditional!r}, branches={self.branches!r}, cuda_required={self.cuda_required!r}, inner_loop={self.inner_loop!r}, inner_conditional={self.inner_conditional!r}, outer_loop={self.outer_loop!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.guarded,self.loop,self.function,self.class_name,self.conditional,self.branches,self.cuda_required,self.inner_loop,self.inner_conditional,)==(other.guarded,other.loop,other.function,other.class_name,other.conditional,other.branches,other.cuda_required,other.inner_loop,other.inner_conditional,)
+            return (self.guarded,self.loop,self.function,self.class_name,self.conditional,self.branches,self.cuda_required,self.inner_loop,self.inner_conditional,self.outer_loop,)==(other.guarded,other.loop,other.function,other.class_name,other.conditional,other.branches,other.cuda_required,other.inner_loop,other.inner_conditional,other.outer_loop,)
         return NotImplemented
     def __setattr__(self,name,value):
-        if type(self) is cls or name in ('guarded','loop','function','class_name','conditional','branches','cuda_required','inner_loop','inner_conditional',):
+        if type(self) is cls or name in ('guarded','loop','function','class_name','conditional','branches','cuda_required','inner_loop','inner_conditional','outer_loop',):
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
     def __delattr__(self,name):
-        if type(self) is cls or name in ('guarded','loop','function','class_name','conditional','branches','cuda_required','inner_loop','inner_conditional',):
+        if type(self) is cls or name in ('guarded','loop','function','class_name','conditional','branches','cuda_required','inner_loop','inner_conditional','outer_loop',):
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
     def __hash__(self):
-        return hash((self.guarded,self.loop,self.function,self.class_name,self.conditional,self.branches,self.cuda_required,self.inner_loop,self.inner_conditional,))
+        return hash((self.guarded,self.loop,self.function,self.class_name,self.conditional,self.branches,self.cuda_required,self.inner_loop,self.inner_conditional,self.outer_loop,))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__hash__': __hash__}
 
 
@@ -352,6 +355,7 @@ def devlint__analysis__interpreter__Context(cls, fields, MISSING, _HAS_DEFAULT_F
     _dflt_backends_tested = fields['backends_tested'].default
     _dflt_inner_loop = fields['inner_loop'].default
     _dflt_inner_conditional = fields['inner_conditional'].default
+    _dflt_outer_loop = fields['outer_loop'].default
     _type_guarded = fields['guarded'].type
     _type_loop = fields['loop'].type
     _type_function = fields['function'].type
@@ -361,8 +365,9 @@ def devlint__analysis__interpreter__Context(cls, fields, MISSING, _HAS_DEFAULT_F
     _type_backends_tested = fields['backends_tested'].type
     _type_inner_loop = fields['inner_loop'].type
     _type_inner_conditional = fields['inner_conditional'].type
+    _type_outer_loop = fields['outer_loop'].type
     _return_type = None
-    def __init__(self,guarded:_type_guarded=_dflt_guarded,loop:_type_loop=_dflt_loop,function:_type_function=_dflt_function,class_name:_type_class_name=_dflt_class_name,conditional:_type_conditional=_dflt_conditional,branches:_type_branches=_dflt_branches,backends_tested:_type_backends_tested=_dflt_backends_tested,inner_loop:_type_inner_loop=_dflt_inner_loop,inner_conditional:_type_inner_conditional=_dflt_inner_conditional)->_return_type:
+    def __init__(self,guarded:_type_guarded=_dflt_guarded,loop:_type_loop=_dflt_loop,function:_type_function=_dflt_function,class_name:_type_class_name=_dflt_class_name,conditional:_type_conditional=_dflt_conditional,branches:_type_branches=_dflt_branches,backends_tested:_type_backends_tested=_dflt_backends_tested,inner_loop:_type_inner_loop=_dflt_inner_loop,inner_conditional:_type_inner_conditional=_dflt_inner_conditional,outer_loop:_type_outer_loop=_dflt_outer_loop)->_return_type:
         __dataclass_builtins_object__.__setattr__(self,'guarded',guarded)
         __dataclass_builtins_object__.__setattr__(self,'loop',loop)
         __dataclass_builtins_object__.__setattr__(self,'function',function)
@@ -372,22 +377,23 @@ def devlint__analysis__interpreter__Context(cls, fields, MISSING, _HAS_DEFAULT_F
         __dataclass_builtins_object__.__setattr__(self,'backends_tested',backends_tested)
         __dataclass_builtins_object__.__setattr__(self,'inner_loop',inner_loop)
         __dataclass_builtins_object__.__setattr__(self,'inner_conditional',inner_conditional)
+        __dataclass_builtins_object__.__setattr__(self,'outer_loop',outer_loop)
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(guarded={self.guarded!r}, loop={self.loop!r}, function={self.function!r}, class_name={self.class_name!r}, conditional={self.conditional!r}, branches={self.branches!r}, backends_tested={self.backends_tested!r}, inner_loop={self.inner_loop!r}, inner_conditional={self.inner_conditional!r})"
+        return self.__class__.__qualname__ + f"(guarded={self.guarded!r}, loop={self.loop!r}, function={self.function!r}, class_name={self.class_name!r}, conditional={self.conditional!r}, branches={self.branches!r}, backends_tested={self.backends_tested!r}, inner_loop={self.inner_loop!r}, inner_conditional={self.inner_conditional!r}, outer_loop={self.outer_loop!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.guarded,self.loop,self.function,self.class_name,self.conditional,self.branches,self.backends_tested,self.inner_loop,self.inner_conditional,)==(other.guarded,other.loop,other.function,other.class_name,other.conditional,other.branches,other.backends_tested,other.inner_loop,other.inner_conditional,)
+            return (self.guarded,self.loop,self.function,self.class_name,self.conditional,self.branches,self.backends_tested,self.inner_loop,self.inner_conditional,self.outer_loop,)==(other.guarded,other.loop,other.function,other.class_name,other.conditional,other.branches,other.backends_tested,other.inner_loop,other.inner_conditional,other.outer_loop,)
         return NotImplemented
     def __setattr__(self,name,value):
-        if type(self) is cls or name in ('guarded','loop','function','class_name','conditional','branches','backends_tested','inner_loop','inner_conditional',):
+        if type(self) is cls or name in ('guarded','loop','function','class_name','conditional','branches','backends_tested','inner_loop','inner_conditional','outer_loop',):
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
     def __delattr__(self,name):
-        if type(self) is cls or name in ('guarded','loop','function','class_name','conditional','branches','backends_tested','inner_loop','inner_conditional',):
+        if type(self) is cls or name in ('guarded','loop','function','class_name','conditional','branches','backends_tested','inner_loop','inner_conditional','outer_loop',):
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
     def __hash__(self):
-        return hash((self.guarded,self.loop,self.function,self.class_name,self.conditional,self.branches,self.backends_tested,self.inner_loop,self.inner_conditional,))
+        return hash((self.guarded,self.loop,self.function,self.class_name,self.conditional,self.branches,self.backends_tested,self.inner_loop,self.inner_conditional,self.outer_loop,))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__hash__': __hash__}
 
 
@@ -2250,11 +2256,11 @@ METHODS = {
         devlint__analysis__facts__Operand,
     ),
     'devlint.analysis.facts.Site': (
-        (True, False, True, False, (), (('guarded', 'bool', False), ('loop', 'Loop | None', False), ('function', 'cst.FunctionDef | None', False), ('class_name', 'str | None', True), ('conditional', 'bool', True), ('branches', 'tuple[Branch, ...]', True), ('cuda_required', 'bool', True), ('inner_loop', 'Loop | None', True), ('inner_conditional', 'bool', True))),
+        (True, False, True, False, (), (('guarded', 'bool', False), ('loop', 'Loop | None', False), ('function', 'cst.FunctionDef | None', False), ('class_name', 'str | None', True), ('conditional', 'bool', True), ('branches', 'tuple[Branch, ...]', True), ('cuda_required', 'bool', True), ('inner_loop', 'Loop | None', True), ('inner_conditional', 'bool', True), ('outer_loop', 'Loop | None', True))),
         devlint__analysis__facts__Site,
     ),
     'devlint.analysis.interpreter.Context': (
-        (True, False, True, False, (), (('guarded', 'bool', True), ('loop', 'Loop | None', True), ('function', 'cst.FunctionDef | None', True), ('class_name', 'str | None', True), ('conditional', 'bool', True), ('branches', 'tuple[Branch, ...]', True), ('backends_tested', 'frozenset[str]', True), ('inner_loop', 'Loop | None', True), ('inner_conditional', 'bool', True))),
+        (True, False, True, False, (), (('guarded', 'bool', True), ('loop', 'Loop | None', True), ('function', 'cst.FunctionDef | None', True), ('class_name', 'str | None', True), ('conditional', 'bool', True), ('branches', 'tuple[Branch, ...]', True), ('backends_tested', 'frozenset[str]', True), ('inner_loop', 'Loop | None', True), ('inner_conditional', 'bool', True), ('outer_loop', 'Loop | None', True))),
         devlint__analysis__interpreter__Context,
     ),
     'devlint.analysis.interpreter.PendingBody': (

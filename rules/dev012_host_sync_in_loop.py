@@ -15,7 +15,9 @@ class HostSyncInLoop(Rule):
     a `range`, or `while True`) whose body steps an optimizer or calls `backward()`,
     itself or through a function of the file (`update(loss)`), or clears an optimizer's
     gradients outside `torch.no_grad()` and hands that optimizer to a helper (the step is
-    then a loss scaler's of another module: `loss_scaler(loss, optimizer)`). Off by default: select
+    then a loss scaler's of another module: `loss_scaler(loss, optimizer)`). A loop that
+    such a body runs on each step (`for output in outputs:` summing per-level losses) runs
+    every step too, unless it is a pass over another loader. Off by default: select
     `DEV012` to enable it. Calls under an `if` whose test changes from one iteration to
     the next (periodic logging: `if step % 100 == 0:`, or after
     `if step % 100 != 0: continue`), in the validation branch of a loop
@@ -78,4 +80,12 @@ def _every_training_step(site: Site) -> bool:
     if site.loop is not None and not site.conditional and site.loop.trains:
         return True
     inner = site.inner_loop
-    return inner is not None and not site.inner_conditional and inner.trains
+    if inner is None or site.inner_conditional:
+        return False
+    if inner.trains:
+        return True
+    # A loop run on each step of a training loop (``for out, target in zip(outs,
+    # targets):`` after the model's call) runs its body every step too; not a loop over
+    # another loader (an evaluation pass in the epoch loop).
+    outer = site.outer_loop
+    return outer is not None and outer.trains and site.loop is not inner

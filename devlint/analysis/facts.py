@@ -76,6 +76,9 @@ class Site:
     cuda_required: bool = False
     inner_loop: Loop | None = None  # the innermost enclosing ``for`` or ``while`` loop
     inner_conditional: bool = False  # inside an ``if`` nested in that loop's body
+    # The loop whose body runs the innermost loop on each of its iterations, if any
+    # (``for out, target in zip(outs, targets):`` in a training step).
+    outer_loop: Loop | None = None
 
 
 @record(slots=True)

@@ -90,6 +90,9 @@ class Context:
     backends_tested: frozenset[str] = frozenset()  # the if/elif chain this is the else of
     inner_loop: Loop | None = None  # innermost loop of any kind
     inner_conditional: bool = False  # inside an ``if`` nested in that loop's body
+    # The loop whose body runs the innermost loop on each of its iterations (the inner
+    # loop's statement not inside an ``if`` there), if any.
+    outer_loop: Loop | None = None
 
     def changed(self, changes: dict[str, object]) -> Context:
         """This context with some fields changed (``dataclasses.replace`` without its
@@ -107,6 +110,7 @@ class Context:
             get("backends_tested", self.backends_tested),  # type: ignore[arg-type]
             get("inner_loop", self.inner_loop),  # type: ignore[arg-type]
             get("inner_conditional", self.inner_conditional),  # type: ignore[arg-type]
+            get("outer_loop", self.outer_loop),  # type: ignore[arg-type]
         )
 
 
@@ -257,6 +261,7 @@ class Interpreter:
             required,
             ctx.inner_loop,
             ctx.inner_conditional,
+            ctx.outer_loop,
         )
         self._last_site = (ctx, required, site)
         return site

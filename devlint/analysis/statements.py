@@ -426,7 +426,11 @@ class Statements:
         element, is_loader = self.core.expressions.iteration_element(node.iter, iterable)
         ctx, required = self.core.ctx, self.core.cuda_required
         loop = self.loop_of(node, is_loader)
-        changes: dict[str, object] = {"inner_loop": loop, "inner_conditional": False}
+        changes: dict[str, object] = {
+            "inner_loop": loop,
+            "inner_conditional": False,
+            "outer_loop": None if ctx.inner_conditional else ctx.inner_loop,
+        }
         if is_loader:
             changes.update(loop=loop, conditional=False)
         if guards.is_cuda_guard(self.core.rec.values.get(id(node.iter), UNKNOWN), +1):
@@ -456,13 +460,19 @@ class Statements:
 
     def while_statement(self, node: cst.While) -> None:
         required = self.core.cuda_required
+        outer, outer_conditional = self.core.ctx.inner_loop, self.core.ctx.inner_conditional
         loop = self.loop_of(node, False)
 
         def run_once() -> None:
             self.core.cuda_required = required
             test = self.core.expressions.expr(node.test)
             guarded = self.core.ctx.guarded or guards.is_cuda_guard(test, +1)
-            with self.core.scope(guarded=guarded, inner_loop=loop, inner_conditional=False):
+            with self.core.scope(
+                guarded=guarded,
+                inner_loop=loop,
+                inner_conditional=False,
+                outer_loop=None if outer_conditional else outer,
+            ):
                 self.suite(node.body)
 
         self.core.loop_body(run_once)
