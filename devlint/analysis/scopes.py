@@ -101,8 +101,9 @@ class Scopes:
         return argument is not None, DeviceInScope(argument, "argument") if argument else None
 
     def _is_device(self, value: cst.BaseExpression) -> bool:
-        if self.facts.value_of(value).kind is Kind.DEVICE:
-            return True
+        known = self.facts.value_of(value)
+        if known.kind is Kind.DEVICE:
+            return _may_be_cuda(known)
         return _device_of_value(value) is not None  # what ``_passed_in`` writes
 
     def _class_has_device(self, klass: str, function: cst.FunctionDef, row: int) -> bool:
@@ -185,7 +186,7 @@ class Scopes:
         for statement in self.module.body:
             for name in [*_assigned_names(statement), *self._star_imported(statement)]:
                 value = self.facts.module_names.get(name)
-                if value is not None and value.kind is Kind.DEVICE:
+                if value is not None and value.kind is Kind.DEVICE and _may_be_cuda(value):
                     found.append((name, self.positions[statement].end.line))
         found.sort(key=lambda item: (item[0] != DEVICE_NAME, item[1]))
         return found
@@ -278,6 +279,13 @@ class Scopes:
 
 def klass_methods(klass: cst.ClassDef) -> list[cst.CSTNode]:
     return [s for s in klass.body.body if isinstance(s, cst.FunctionDef)]
+
+
+def _may_be_cuda(value: Value) -> bool:
+    """A device a fix may write in place of CUDA: one that may be CUDA (a selection, or
+    one not known), not a device fixed elsewhere (``device = "cpu"``: moving there would
+    take the code off the GPU where it ran)."""
+    return value.where is None or "cuda" in value.where
 
 
 def _device_of_value(value: cst.BaseExpression) -> str | None:
