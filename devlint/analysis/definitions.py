@@ -135,6 +135,8 @@ class Definitions:
         self.imported_returns: dict[str, Value] = {}
         self.imported_items: dict[str, Placement] = {}
         self.function_defs: dict[str, cst.FunctionDef] = {}  # module-level functions
+        # function id -> its parameters ``pytest.mark.parametrize`` fills with devices
+        self.parametrized: dict[int, Env] = {}
         self._steps: dict[tuple[str, str | None], bool] = {}  # ``steps``, by name and class
         # The arguments of each call of this file's classes (``VAE(use_cuda=args.cuda)``),
         # the method bodies of each class, and the parameters each ``__init__`` ran with.
@@ -168,6 +170,7 @@ class Definitions:
             value = self.core.expressions.expr(decorator.decorator)
             if guards.is_cuda_guard(value, +1) or self.is_guard_callable(decorator.decorator):
                 guarded = True
+            self.note_parametrized(node, decorator.decorator)
         at_module = class_name is None and self.core.env is self.core.module_env
         self.core.env[node.name.value] = Value(Kind.FUNCTION, qualname=node.name.value)
         if at_module:
@@ -185,6 +188,24 @@ class Definitions:
         self.core.pending.append(item)
         if class_name is not None and closure is None:
             self.class_bodies.setdefault(class_name, []).append(item)
+
+    def note_parametrized(self, node: cst.FunctionDef, decorator: cst.BaseExpression) -> None:
+        """``@pytest.mark.parametrize("device", devices)`` over a list of devices: the
+        parameter is one of them (its CUDA defaults stay where the list was written)."""
+        if type(decorator) is not cst.Call or len(decorator.args) < 2:
+            return
+        callee = self.core.rec.values.get(id(decorator.func), UNKNOWN)
+        name = string_value(decorator.args[0].value)
+        values = self.core.rec.values.get(id(decorator.args[1].value), UNKNOWN)
+        if (
+            callee.kind is Kind.IMPORTED
+            and callee.qualname == "pytest.mark.parametrize"
+            and name is not None
+            and name.isidentifier()
+            and values.kind is Kind.DEVICE
+        ):
+            seeds = self.parametrized.setdefault(id(node), {})
+            seeds[name] = Value(Kind.DEVICE, values.where)
 
     def is_guard_callable(self, expr: cst.BaseExpression) -> bool:
         """A configured ``guard-functions`` entry (``@requires_gpu``), through imports."""
@@ -393,6 +414,7 @@ class Definitions:
         self.core.env = env
         for param in parameters(node.params):
             env[param.name.value] = self.parameter_value(param, class_name is not None)
+        env.update(self.parametrized.get(id(node), {}))
         if class_name is None and item.closure is None:
             self.bodies[node.name.value] = item
             seeds = self.parameter_seeds(node)

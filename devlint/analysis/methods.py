@@ -36,6 +36,7 @@ from devlint.analysis.values import (
     chain,
     follow_operands,
     is_index,
+    join_placement,
     join_placements,
     may_be_accelerator,
     placement_words,
@@ -51,6 +52,15 @@ class Methods:
     def __init__(self, core: Interpreter) -> None:
         self.core = core
         self.compute_methods: dict[tuple[str, str], bool] = {}
+
+    def device_appended(self, node: cst.Call, devices: Value, device: Value) -> None:
+        """``devices.append("cuda")`` on a literal list of devices (``devices = ["cpu"]``,
+        ``expressions.container``): one of them may now be that device too."""
+        name = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if device.kind is Kind.DEVICE and type(name) is cst.Name and devices.constant is None:
+            where = join_placement(devices.where, device.where)
+            defaults = (*devices.cuda_defaults, *device.cuda_defaults)
+            self.core.bind(name, Value(Kind.DEVICE, where, cuda_defaults=defaults))
 
     def target_placement(self, target: Value | None, node: cst.Call) -> tuple[Placement, bool]:
         """Where ``.to(target)`` sends a value; the bool says whether it moves at all."""
@@ -116,6 +126,8 @@ class Methods:
             return guards.ON_CUDA  # ``str(device).startswith("cuda")`` classifies
         if method == "forward" and receiver.kind is Kind.MODULE:
             return self.core.calls.value_call(node, receiver, args, keywords, [])
+        if method == "append" and receiver.kind is Kind.DEVICE and args:
+            self.device_appended(node, receiver, args[0])
         if (
             receiver.kind is Kind.UNKNOWN
             and receiver.where is None

@@ -44,6 +44,27 @@ def probed(source: str) -> list[tuple[int, str, str]]:
 
 
 CASES = {
+    "a_test_parametrized_over_a_list_of_devices_gets_one_of_them": """
+        import pytest
+        import torch
+
+        devices = ["cpu"]
+        if torch.cuda.is_available():
+            devices.append("cuda")
+        probe(devices)  # device cpu, cuda
+
+        @pytest.mark.parametrize("device", devices)
+        def test_ones(device):
+            probe(device)  # device cpu, cuda
+
+        @pytest.mark.parametrize("device", ["cpu", "mps"])
+        def test_literal(device):
+            probe(device)  # device cpu, mps
+
+        @pytest.mark.parametrize("dtype", [torch.float32])
+        def test_dtypes(device, dtype):
+            probe(device)  # device cpu, cuda, mps
+    """,
     "a_library_data_loader_yields_its_datasets_items": """
         import torch
         from speechbrain.dataio.dataloader import SaveableDataLoader
