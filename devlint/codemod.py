@@ -15,7 +15,7 @@ import libcst as cst
 from devlint.analysis import accelerator_api, torch_api
 from devlint.analysis.accelerator_api import CudaApi
 from devlint.analysis.facts import IDENTITY_WRAPPERS, CallRecord, FileFacts, receivers
-from devlint.analysis.values import Kind
+from devlint.analysis.values import CPU, Kind
 from devlint.diagnostics import Applicability
 from devlint.rule import DEVICE, FixPlan, Replace, literal_text, source_of
 from devlint.torch_target import TorchVersion
@@ -158,30 +158,35 @@ def _moves_something_to_cuda(body: cst.CSTNode, facts: FileFacts) -> bool:
 
 def only_moves_to_cuda(node: cst.If, facts: FileFacts) -> bool:
     """``if cuda_ok: x = x.cuda()``: moves only; an ``else`` may only move back to the CPU
-    (``else: model.cpu()``), which one ``.to(device)`` does as well."""
-    if not isinstance(node.body, cst.IndentedBlock) or not _cpu_else(node.orelse):
+    (``else: model.cpu()``, ``x.to("cpu")``), which one ``.to(device)`` does as well."""
+    if not isinstance(node.body, cst.IndentedBlock) or not _cpu_else(node.orelse, facts):
         return False
     return bool(node.body.body) and all(_is_move(line, facts) for line in node.body.body)
 
 
-def _cpu_else(orelse: cst.If | cst.Else | None) -> bool:
+def _cpu_else(orelse: cst.If | cst.Else | None, facts: FileFacts) -> bool:
     if orelse is None:
         return True
     if not isinstance(orelse, cst.Else) or not isinstance(orelse.body, cst.IndentedBlock):
         return False
     return all(
-        (values := _moves(line)) is not None and all(map(_is_cpu_call, values))
+        (values := _moves(line)) is not None and all(_is_cpu_move(v, facts) for v in values)
         for line in orelse.body.body
     )
 
 
-def _is_cpu_call(value: cst.BaseExpression) -> bool:
-    return (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value == "cpu"
-        and not value.args
-    )
+def _is_cpu_move(value: cst.BaseExpression, facts: FileFacts) -> bool:
+    """``x.cpu()``, or ``x.to(device)`` with a device known to be the CPU (``device =
+    "cpu"``, GPT-SoVITS's training scripts)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    method = value.func.attr.value
+    if method == "cpu":
+        return not value.args
+    if method != "to" or len(value.args) != 1:
+        return False
+    target = facts.value_of(value.args[0].value)
+    return target.kind is Kind.DEVICE and target.where == CPU
 
 
 def moved_values(statement: cst.BaseStatement) -> list[cst.BaseExpression]:

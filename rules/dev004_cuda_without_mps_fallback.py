@@ -320,14 +320,19 @@ def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:
 
 def _device(facts: FileFacts, expr: cst.BaseExpression) -> Placement:
     """The device ``expr`` names: a device, a legacy tensor type's device, or where it
-    moves a module or tensor (``self.model = model.cuda()`` / ``model.cpu()``)."""
+    moves a module or tensor (``self.model = model.cuda()`` / ``model.cpu()`` /
+    ``model.to(device)``)."""
     value = facts.value_of(expr)
     if value.kind in (Kind.DEVICE, Kind.TENSOR_TYPE):
         return value.where
     call = facts.call_of(expr)
-    if call is None or call.method not in ("cuda", "cpu") or call.args or call.receiver is None:
+    if call is None or call.receiver is None or not may_be_placed(call.receiver):
         return None
-    return value.where if may_be_placed(call.receiver) else None
+    if call.method in ("cuda", "cpu") and not call.args:
+        return value.where
+    if call.method == "to" and len(call.args) == 1 and call.args[0].kind is Kind.DEVICE:
+        return value.where  # ``model.to(device)`` with ``device = "cpu"``
+    return None
 
 
 def _moved_receiver(node: cst.IfExp) -> cst.BaseExpression | None:
