@@ -270,6 +270,8 @@ class Calls:
             return guards.availability("mps")
         if effect is None and args and name_guesses.names_a_data_parallel(leaf):
             return Value(Kind.MODULE, args[0].where, qualname=torch_api.NAMED_DATA_PARALLEL)
+        if effect is None and name_guesses.names_a_pipeline(callee):
+            return Value(Kind.MODULE, qualname=torch_api.NAMED_PIPELINE)
         if effect is None:
             return UNKNOWN
         return self.core.effects.apply(effect, node, callee, args, keywords)
@@ -463,10 +465,12 @@ class Calls:
 def _moves_its_inputs(callee: Value) -> bool:
     """A wrapper that moves its inputs to its CUDA devices (``nn.DataParallel``), also
     where a flag chose it (``if args.cuda: model = DataParallel(model).cuda()``): the
-    other side of the flag is the model as it was."""
+    other side of the flag is the model as it was. A diffusion pipeline moves them to
+    whatever device it runs on."""
     sides = (callee, *callee.follows[1:]) if callee.follows is not None else (callee,)
     return any(
-        side.qualname in torch_api.INPUT_MOVING_WRAPPERS and "mps" not in (side.where or ())
+        side.qualname == torch_api.NAMED_PIPELINE
+        or (side.qualname in torch_api.INPUT_MOVING_WRAPPERS and "mps" not in (side.where or ()))
         for side in sides
     )
 

@@ -242,3 +242,14 @@ def asks_which_process(callee_name: str) -> bool:
 # devices as ``nn.DataParallel`` does (eval/blind53, READING's DataParallel rules).
 def names_a_data_parallel(callee_name: str) -> bool:
     return "DataParallel" in callee_name.rsplit(".", 1)[-1]
+
+
+# A class from elsewhere named for a diffusion pipeline (diffusers' ``StableDiffusionPipeline``,
+# PhotoMaker's ``PhotoMakerStableDiffusionXLPipeline``, InstantID's): its instances (made
+# directly or with ``from_pretrained``) move the tensors they are given to their execution
+# device, as diffusers' pipelines do (eval/blind68: PhotoMaker's CPU ``id_embeds``).
+def names_a_pipeline(callee_name: str) -> bool:
+    parts = callee_name.split(".")
+    if len(parts) > 1 and parts[-1] == "from_pretrained":
+        parts = parts[:-1]
+    return parts[-1].endswith("Pipeline") and parts[-1][:1].isupper()

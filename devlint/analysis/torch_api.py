@@ -368,6 +368,9 @@ SCATTERING_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.Dat
 # A class from elsewhere named for data parallelism (``name_guesses.names_a_data_parallel``).
 NAMED_DATA_PARALLEL = "DataParallel (a class named for it)"
 INPUT_MOVING_WRAPPERS = SCATTERING_WRAPPERS | DISTRIBUTED_WRAPPERS | {NAMED_DATA_PARALLEL}
+# Objects of a class named for a diffusion pipeline (``name_guesses.names_a_pipeline``): on
+# whatever device they run, they move the tensors they are given there.
+NAMED_PIPELINE = "a diffusion pipeline (a class named for it)"
 # Modules made of other modules: on the device of their parts.
 MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
 # Parameters and buffers move with the module that owns them.
