@@ -266,6 +266,8 @@ class Expressions:
             right = self.expr(operation.right)
             if _indexes_device(operation, left):
                 left = replace(left, constant=None)  # ``"cuda:" + str(rank)``: that device
+            elif _formats_cuda(operation, left):  # ``"cuda:%d" % gpu_id``
+                left = Value(Kind.DEVICE, CUDA, cuda_defaults=self.unguarded(left_node, CUDA))
             else:
                 left = self.combine(operation, [(left_node, left), (operation.right, right)])
             self.core.rec.values[id(operation)] = left
@@ -608,6 +610,16 @@ def _indexes_device(operation: cst.BinaryOperation, left: Value) -> bool:
         and left.kind is Kind.DEVICE
         and isinstance(left.constant, str)
         and left.constant.endswith(":")
+    )
+
+
+def _formats_cuda(operation: cst.BinaryOperation, left: Value) -> bool:
+    """``"cuda:%d" % rank``: a CUDA device name with its index formatted in."""
+    return (
+        type(operation.operator) is cst.Modulo
+        and left.kind in (Kind.CONSTANT, Kind.DEVICE)
+        and isinstance(left.constant, str)
+        and left.constant.startswith("cuda:%")
     )
 
 
