@@ -217,6 +217,11 @@ class Expressions:
     def subscript(self, node: cst.Subscript) -> Value:
         key = subscript_key(node)
         known = self.core.lookup(key) if key is not None else None
+        if key is not None and known is None and "." in key:
+            # ``self.opt["CUDA"]`` set from an availability test in another method
+            known = self.core.guard_attributes.get(key)
+            if known is None:
+                self.core.missed_attributes.add(key)
         base = self.expr(node.value)
         index = UNKNOWN
         for element in node.slice:
