@@ -480,6 +480,7 @@ def devlint__analysis__loops__Loop(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, _
     _dflt__bound = fields['_bound'].default
     _dflt__training_tests = fields['_training_tests'].default
     _dflt__step_gates = fields['_step_gates'].default
+    _dflt__rolls_out = fields['_rolls_out'].default
     _type_node = fields['node'].type
     _type_over_loader = fields['over_loader'].type
     _type_stepping = fields['stepping'].type
@@ -487,8 +488,9 @@ def devlint__analysis__loops__Loop(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, _
     _type__bound = fields['_bound'].type
     _type__training_tests = fields['_training_tests'].type
     _type__step_gates = fields['_step_gates'].type
+    _type__rolls_out = fields['_rolls_out'].type
     _return_type = None
-    def __init__(self,node:_type_node,over_loader:_type_over_loader=_dflt_over_loader,stepping:_type_stepping=_dflt_stepping,_trains:_type__trains=_dflt__trains,_bound:_type__bound=_dflt__bound,_training_tests:_type__training_tests=_dflt__training_tests,_step_gates:_type__step_gates=_dflt__step_gates)->_return_type:
+    def __init__(self,node:_type_node,over_loader:_type_over_loader=_dflt_over_loader,stepping:_type_stepping=_dflt_stepping,_trains:_type__trains=_dflt__trains,_bound:_type__bound=_dflt__bound,_training_tests:_type__training_tests=_dflt__training_tests,_step_gates:_type__step_gates=_dflt__step_gates,_rolls_out:_type__rolls_out=_dflt__rolls_out)->_return_type:
         self.node=node
         self.over_loader=over_loader
         self.stepping=stepping
@@ -496,11 +498,12 @@ def devlint__analysis__loops__Loop(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, _
         self._bound=_bound
         self._training_tests=_training_tests
         self._step_gates=_step_gates
+        self._rolls_out=_rolls_out
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(node={self.node!r}, over_loader={self.over_loader!r}, stepping={self.stepping!r}, _trains={self._trains!r}, _bound={self._bound!r}, _training_tests={self._training_tests!r}, _step_gates={self._step_gates!r})"
+        return self.__class__.__qualname__ + f"(node={self.node!r}, over_loader={self.over_loader!r}, stepping={self.stepping!r}, _trains={self._trains!r}, _bound={self._bound!r}, _training_tests={self._training_tests!r}, _step_gates={self._step_gates!r}, _rolls_out={self._rolls_out!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.node,self.over_loader,self.stepping,self._trains,self._bound,self._training_tests,self._step_gates,)==(other.node,other.over_loader,other.stepping,other._trains,other._bound,other._training_tests,other._step_gates,)
+            return (self.node,self.over_loader,self.stepping,self._trains,self._bound,self._training_tests,self._step_gates,self._rolls_out,)==(other.node,other.over_loader,other.stepping,other._trains,other._bound,other._training_tests,other._step_gates,other._rolls_out,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -2272,7 +2275,7 @@ METHODS = {
         devlint__analysis__interpreter__Records,
     ),
     'devlint.analysis.loops.Loop': (
-        (False, False, True, False, (), (('node', 'cst.For | cst.While', False), ('over_loader', 'bool', True), ('stepping', 'Callable[[str], bool] | None', True), ('_trains', 'bool | None', True), ('_bound', 'frozenset[str] | None', True), ('_training_tests', 'frozenset[str] | None', True), ('_step_gates', 'frozenset[str] | None', True))),
+        (False, False, True, False, (), (('node', 'cst.For | cst.While', False), ('over_loader', 'bool', True), ('stepping', 'Callable[[str], bool] | None', True), ('_trains', 'bool | None', True), ('_bound', 'frozenset[str] | None', True), ('_training_tests', 'frozenset[str] | None', True), ('_step_gates', 'frozenset[str] | None', True), ('_rolls_out', 'bool | None', True))),
         devlint__analysis__loops__Loop,
     ),
     'devlint.analysis.mps_calls.OpCall': (

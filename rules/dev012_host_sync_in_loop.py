@@ -17,7 +17,8 @@ class HostSyncInLoop(Rule):
     gradients outside `torch.no_grad()` and hands that optimizer to a helper (the step is
     then a loss scaler's of another module: `loss_scaler(loss, optimizer)`). A loop that
     such a body runs on each step (`for output in outputs:` summing per-level losses) runs
-    every step too, unless it is a pass over another loader. Off by default: select
+    every step too, unless it is a pass over another loader or an environment rollout
+    (`env.step(action)`). Off by default: select
     `DEV012` to enable it. Calls under an `if` whose test changes from one iteration to
     the next (periodic logging: `if step % 100 == 0:`, or after
     `if step % 100 != 0: continue`), in the validation branch of a loop
@@ -88,4 +89,4 @@ def _every_training_step(site: Site) -> bool:
     # targets):`` after the model's call) runs its body every step too; not a loop over
     # another loader (an evaluation pass in the epoch loop).
     outer = site.outer_loop
-    return outer is not None and outer.trains and site.loop is not inner
+    return outer is not None and outer.trains and site.loop is not inner and not inner.rolls_out

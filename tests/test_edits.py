@@ -240,7 +240,8 @@ def test_a_typed_replacement_is_written_as_its_code_with_the_device_in_its_slot(
 
 
 def test_dev003_builds_its_move_as_a_node() -> None:
-    text = "import torch\n\ndevice = torch.device('cpu')\nx = torch.zeros(1).cuda(\n"
+    text = "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    text += "x = torch.zeros(1).cuda(\n"
     text += "    non_blocking=True,\n)\ny = {'a': torch.zeros(1).cuda(0)}\n"
     result = fixed(text, "DEV003")
     assert "x = torch.zeros(1).to(\n    device, non_blocking=True,\n)\n" in result

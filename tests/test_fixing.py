@@ -48,10 +48,19 @@ def test_fix_is_idempotent_and_reparses() -> None:
 
 
 def test_existing_device_variable_is_reused_and_alias_respected() -> None:
+    selection = 'T.device("cuda" if T.cuda.is_available() else "cpu")'
+    source = f"import torch as T\ndev = {selection}\nm = T.nn.Linear(2, 2).cuda()\n"
+    assert fixed(source) == f"import torch as T\ndev = {selection}\nm = T.nn.Linear(2, 2).to(dev)\n"
+
+
+def test_a_device_fixed_to_the_cpu_is_not_written_for_cuda() -> None:
+    # ``dev`` is where the script keeps something on purpose: moving the model there would
+    # take it off the GPU. The fix selects a device of its own instead.
     source = 'import torch as T\ndev = T.device("cpu")\nm = T.nn.Linear(2, 2).cuda()\n'
-    assert (
-        fixed(source) == 'import torch as T\ndev = T.device("cpu")\nm = T.nn.Linear(2, 2).to(dev)\n'
-    )
+    result = fixed(source)
+    assert 'dev = T.device("cpu")\n' in result
+    assert result.endswith("m = T.nn.Linear(2, 2).to(device)\n")
+    assert "T.backends.mps.is_available()" in result
 
 
 def test_torch_is_imported_when_only_submodules_are() -> None:
@@ -66,8 +75,8 @@ def test_function_parameter_and_self_device_are_used() -> None:
         "import torch\n\n"
         "def run(model, device):\n    return model.cuda()\n\n"
         "class Trainer:\n"
-        "    def __init__(self):\n"
-        '        self.device = torch.device("cpu")\n'
+        "    def __init__(self, device):\n"
+        "        self.device = torch.device(device)\n"
         "    def step(self, x):\n        return x.cuda()\n"
     )
     result = fixed(source)

@@ -121,6 +121,9 @@ NON_NAME_PATTERNS = {
     # Scans of the project's source text before it is parsed (does a sibling test
     # availability, define a name, does a script import the file?), not guesses from a name.
     "project_imports.py": 4,
+    # The same for scripts near the file: does one set an availability flag on its parsed
+    # options (``args.use_gpu = ... is_available()``)? The lines are then parsed with ``ast``.
+    "project_flags.py": 3,
 }
 
 

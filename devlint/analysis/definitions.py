@@ -221,6 +221,18 @@ class Definitions:
         return qualname in self.core.guard_functions or name in self.core.guard_functions
 
     def class_def(self, node: cst.ClassDef) -> None:
+        guarded = False  # ``@unittest.skipUnless(torch.cuda.is_available(), ...)``
+        for decorator in node.decorators:
+            value = self.core.expressions.expr(decorator.decorator)
+            if guards.is_cuda_guard(value, +1) or self.is_guard_callable(decorator.decorator):
+                guarded = True
+        if guarded and not self.core.ctx.guarded:
+            with self.core.scope(guarded=True):  # every method runs only where CUDA is
+                self.class_def_body(node)
+        else:
+            self.class_def_body(node)
+
+    def class_def_body(self, node: cst.ClassDef) -> None:
         name = node.name.value
         is_module, dataset_bases = self.class_bases(node)
         if is_module:

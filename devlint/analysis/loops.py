@@ -35,6 +35,28 @@ class Loop:
     _bound: frozenset[str] | None = None
     _training_tests: frozenset[str] | None = None  # tests of the ``if``s its steps are in
     _step_gates: frozenset[str] | None = None  # those that step without ``backward()``
+    _rolls_out: bool | None = None
+
+    @property
+    def rolls_out(self) -> bool:
+        """An environment rollout: its body steps an environment (``env.step(action)``,
+        ``envs.step(...)``): its syncs hand actions over, once per environment step."""
+        if self._rolls_out is None:
+            pending: list[cst.CSTNode] = [self.node.body]
+            found = False
+            while pending and not found:
+                node = pending.pop()
+                if type(node) is cst.Call and type(node.func) is cst.Attribute:
+                    receiver = dotted_name(node.func.value) or ""
+                    found = (
+                        node.func.attr.value == "step"
+                        and bool(node.args)
+                        and name_guesses.names_an_environment(receiver)
+                    )
+                if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+                    pending.extend(node.children)
+            self._rolls_out = found
+        return self._rolls_out
 
     @property
     def trains(self) -> bool:
@@ -190,7 +212,11 @@ class _LoopScan:
         elif kind is cst.AugAssign or kind is cst.AnnAssign:
             self.bind(small.target)  # type: ignore[attr-defined]
         method = _called_method(small)
-        return method == "backward" or (method == "step" and _steps_optimizer(small.value))  # type: ignore[attr-defined]
+        if method == "step":
+            call = small.value  # type: ignore[attr-defined]
+            receiver = dotted_name(call.func.value) or ""
+            return _steps_optimizer(call) and not name_guesses.names_a_scheduler(receiver)
+        return method == "backward"
 
     def bind(self, target: cst.BaseExpression) -> None:
         if type(target) in (cst.Tuple, cst.List):

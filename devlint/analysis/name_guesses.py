@@ -253,3 +253,18 @@ def names_a_pipeline(callee_name: str) -> bool:
     if len(parts) > 1 and parts[-1] == "from_pretrained":
         parts = parts[:-1]
     return parts[-1].endswith("Pipeline") and parts[-1][:1].isupper()
+
+
+# ``scheduler.step()``, ``lr_scheduler.step()``: a learning-rate scheduler's step. An ``if``
+# whose body steps only a scheduler is no gate of the optimizer's step (DEV012's gradient
+# accumulation gates; open-instruct's ``reward_modeling.py``, eval/blind72).
+def names_a_scheduler(receiver_name: str) -> bool:
+    return "sched" in receiver_name.rsplit(".", 1)[-1].lower()
+
+
+# ``env.step(action)``, ``envs.step(...)``, ``self.env.step(a)``: an environment's step in
+# an RL rollout (DEV012: a loop that steps one hands actions over, per environment step;
+# ``fixtures/DEV012/good_rollout_env_step.py``, eval/blind69's A2C).
+def names_an_environment(receiver_name: str) -> bool:
+    last = receiver_name.rsplit(".", 1)[-1].lower()
+    return last in ("env", "envs", "environment", "vec_env", "train_env", "eval_env")

@@ -79,7 +79,7 @@ class Scopes:
             passed = self._passed_in(function)
             if passed is not None:
                 return passed
-        if DEVICE_NAME in self.module_bindings():
+        if DEVICE_NAME in self.module_bindings() or DEVICE_NAME in self._star_bound_names():
             return None  # ``device`` already means something else here
         return NEW
 
@@ -113,7 +113,7 @@ class Scopes:
         for store in self.facts.attribute_stores:
             if (store.class_name, store.attribute) != (klass, DEVICE_NAME):
                 continue
-            if store.value.kind is not Kind.DEVICE:
+            if store.value.kind is not Kind.DEVICE or not _may_be_cuda(store.value):
                 return False
             if store.method != function.name.value:
                 return store.method == "__init__"
@@ -190,6 +190,10 @@ class Scopes:
                     found.append((name, self.positions[statement].end.line))
         found.sort(key=lambda item: (item[0] != DEVICE_NAME, item[1]))
         return found
+
+    def _star_bound_names(self) -> set[str]:
+        """Every name the module's star imports of project modules bind."""
+        return {name for names in self.facts.star_bound().values() for name in names}
 
     def _star_imported(self, statement: cst.CSTNode) -> list[str]:
         """Names a top-level ``from utils import *`` of a project module binds."""

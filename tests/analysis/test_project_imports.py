@@ -22,6 +22,7 @@ from devlint.fixing import fix_text
 from devlint.rule import all_rules
 
 ALL = CheckOptions(frozenset(code for code, rule in all_rules().items() if rule.default))
+SELECTION = "torch.device('cuda' if torch.cuda.is_available() else 'cpu')"
 
 UTILS = """
     import torch
@@ -176,7 +177,9 @@ def test_each_sibling_is_summarised_once_per_version(
 
 
 def test_fixes_reuse_the_star_imported_device_and_torch(tmp_path: Path) -> None:
-    write(tmp_path, "utils.py", "import torch\ndevice = torch.device('cpu')\n")
+    write(
+        tmp_path, "utils.py", "import torch\ndevice = SELECTION\n".replace("SELECTION", SELECTION)
+    )
     main = write(tmp_path, "main.py", "from utils import *\nx = torch.ones(2).cuda()\n")
     options = replace(ALL, origin=main)
     fixed = fix_text(main.read_text(), str(main), options, unsafe=True).text
@@ -219,11 +222,25 @@ def test_a_file_that_only_reexports_never_reads_its_siblings(
 
 def test_a_fix_resolves_the_star_imports_the_analysis_left_alone(tmp_path: Path) -> None:
     # Every name main.py reads is its own, so only the fix asks what ``utils`` binds.
-    write(tmp_path, "utils.py", "import torch\ndevice = torch.device('cpu')\n")
+    write(
+        tmp_path, "utils.py", "import torch\ndevice = SELECTION\n".replace("SELECTION", SELECTION)
+    )
     source = "import torch\nfrom utils import *\nx = torch.ones(2).cuda()\n"
     main = write(tmp_path, "main.py", source)
     fixed = fix_text(source, str(main), replace(ALL, origin=main), unsafe=True).text
     assert fixed == "import torch\nfrom utils import *\nx = torch.ones(2).to(device)\n"
+
+
+def test_a_star_imported_cpu_device_is_not_written_for_cuda(tmp_path: Path) -> None:
+    # ``device`` is the CPU in utils: writing it into ``.cuda()`` would move the tensor to the
+    # CPU on a GPU machine, and a new ``device`` here would shadow the imported one.
+    write(tmp_path, "utils.py", "import torch\ndevice = torch.device('cpu')\n")
+    source = "from utils import *\nx = torch.ones(2).cuda()\n"
+    main = write(tmp_path, "main.py", source)
+    options = replace(ALL, origin=main)
+    [finding] = check_text(source, str(main), options)
+    assert finding.code == "DEV003" and finding.fix is None
+    assert fix_text(source, str(main), options, unsafe=True).text == source
 
 
 ARGUMENTS = """
@@ -455,7 +472,9 @@ def test_an_entry_scripts_arguments_seed_the_callees_parameters(tmp_path: Path) 
 
 def test_only_entry_scripts_that_import_the_file_are_read(tmp_path: Path) -> None:
     callee = write(tmp_path, "train.py", CALLEE)
-    flag = "not args.no_cuda and torch.cuda.is_available()"
+    # A count test, which only the callers' analysis reads as a guard (the scan of nearby
+    # scripts, ``project_flags.py``, takes ``is_available()`` lines alone).
+    flag = "not args.no_cuda and torch.cuda.device_count() > 0"
     library = ENTRY.format(module="train", flag=flag).replace('if __name__ == "__main__"', "if 1")
     write(tmp_path, "helper.py", library)  # not an entry script
     write(tmp_path, "other.py", ENTRY.format(module="trainer", flag=flag))  # another module
