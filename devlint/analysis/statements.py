@@ -290,6 +290,8 @@ class Statements:
         kind = type(small.value)
         if kind is cst.Call:
             self.core.imports.bind_returned_flags(small)  # ``args = get_args()``: ``args.cuda``
+            assert isinstance(small.value, cst.Call)
+            self.module_moved_too(small.value)
         elif kind is cst.IfExp and any(
             name_guesses.is_device_like_name(dotted_name(t.target) or "") for t in small.targets
         ):
@@ -367,6 +369,17 @@ class Statements:
         key = dotted_name(func.value)
         if key is not None:
             self.in_place_effect(expr, key, func.attr.value)
+
+    def module_moved_too(self, call: cst.Call) -> None:
+        """``m = model.to(device)``: ``nn.Module.to`` moves the module in place and returns
+        it, so ``model`` is on the device too (ng-video-lecture's ``bigram.py``)."""
+        func = call.func
+        if type(func) is not cst.Attribute or func.attr.value not in torch_api.MOVE_METHODS:
+            return
+        key = dotted_name(func.value)
+        receiver = self.core.lookup(key) if key is not None else None
+        if key is not None and receiver is not None and receiver.kind is Kind.MODULE:
+            self.in_place_effect(call, key, func.attr.value)
 
     def in_place_effect(self, call: cst.Call, key: str, method: str) -> None:
         """``model.to(device)`` moves a module in place; containers grow with their parts."""
