@@ -17,7 +17,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from devlint.analysis import name_guesses
-from devlint.analysis.syntax import dotted_name, source_of
+from devlint.analysis.syntax import dotted_name, own_nodes, source_of
 from devlint.records import record
 
 
@@ -42,20 +42,14 @@ class Loop:
         """An environment rollout: its body steps an environment (``env.step(action)``,
         ``envs.step(...)``): its syncs hand actions over, once per environment step."""
         if self._rolls_out is None:
-            pending: list[cst.CSTNode] = [self.node.body]
-            found = False
-            while pending and not found:
-                node = pending.pop()
-                if type(node) is cst.Call and type(node.func) is cst.Attribute:
-                    receiver = dotted_name(node.func.value) or ""
-                    found = (
-                        node.func.attr.value == "step"
-                        and bool(node.args)
-                        and name_guesses.names_an_environment(receiver)
-                    )
-                if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-                    pending.extend(node.children)
-            self._rolls_out = found
+            self._rolls_out = any(
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value == "step"
+                and bool(node.args)
+                and name_guesses.names_an_environment(dotted_name(node.func.value) or "")
+                for node in own_nodes(self.node.body)
+            )
         return self._rolls_out
 
     @property

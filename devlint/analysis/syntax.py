@@ -193,30 +193,36 @@ def operand_roots(node: cst.CSTNode | None) -> set[str]:
             return {node.value} if isinstance(node, cst.Name) else set()
 
 
+def own_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under ``root`` (itself included) outside nested ``def``, ``class`` and
+    ``lambda`` bodies, in no particular order."""
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        yield node
+        if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda) or node is root:
+            pending.extend(child_nodes(node))
+
+
 def items_moved_in_place(function: cst.FunctionDef) -> dict[int, frozenset[str]]:
     """The positional parameters whose items the body replaces by moved copies
     (``batch["x"] = batch["x"].cuda()``), by index, with the move methods it calls."""
     positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
     moves: dict[int, set[str]] = {}
-    pending: list[cst.CSTNode] = [function.body]
-    while pending:
-        node = pending.pop()
-        if type(node) is cst.Assign:
-            value = node.value
-            method = (
-                value.func.attr.value
-                if type(value) is cst.Call and type(value.func) is cst.Attribute
-                else None
-            )
-            for target in node.targets:
-                item = target.target
-                if (
-                    method in ("cuda", "to")
-                    and type(item) is cst.Subscript
-                    and type(item.value) is cst.Name
-                    and item.value.value in positional
-                ):
-                    moves.setdefault(positional.index(item.value.value), set()).add(method)
-        elif type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            pending.extend(node.children)
+    for node in own_nodes(function.body):
+        if type(node) is not cst.Assign:
+            continue
+        value = node.value
+        if type(value) is not cst.Call or type(value.func) is not cst.Attribute:
+            continue
+        method = value.func.attr.value
+        for target in node.targets:
+            item = target.target
+            if (
+                method in ("cuda", "to")
+                and type(item) is cst.Subscript
+                and type(item.value) is cst.Name
+                and item.value.value in positional
+            ):
+                moves.setdefault(positional.index(item.value.value), set()).add(method)
     return {index: frozenset(methods) for index, methods in moves.items()}
