@@ -229,9 +229,13 @@ class Interpreter:
 
     def close(self) -> None:
         """Drop the handlers once nothing runs the interpreter again: each holds the core,
-        and without them reference counting frees the core (no cyclic garbage per file)."""
+        and without them reference counting frees the core (no cyclic garbage per file).
+        The definitions stay reachable from the facts (``Loop.stepping``), so they let go
+        of the core too."""
+        del self.definitions.core
         del self.statements, self.branches, self.imports, self.definitions, self.expressions
-        del self.effects, self.calls, self.datasets, self.module_classes
+        del self.effects, self.calls, self.datasets, self.module_classes, self.methods
+        del self.inlining
 
     # -- context
 
