@@ -96,6 +96,13 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
     if missed & flags:
         # A guard attribute was read before its assignment was seen: run once more.
         return run(again(core, core.guard_attributes), module)
+    if core.missed_options & (core.option_defaults.keys() - core.seeded_options):
+        # ``main(args)`` read ``args.device`` before the body of a parser builder too big
+        # to inline registered ``--device``: run once more with the options known.
+        options = core.option_defaults
+        fresh = again(core, core.guard_attributes)
+        fresh.option_defaults, fresh.seeded_options = dict(options), frozenset(options)
+        return run(fresh, module)
     if core.default_device_set and core.default_device == CPU:
         # ``torch.set_default_device(...)`` somewhere: factories and layers without
         # ``device=`` anywhere may land there, before or after it runs.

@@ -201,9 +201,10 @@ class Expressions:
                 # ``x.T``, and the fields of a model's output (``out.logits``,
                 # ``x.max(dim=1).values``): what a "tensor" value holds is on its device.
                 return base.derived()
-        if attr in self.core.option_defaults and _holds_settings(node.value, base):
-            # ``args.device`` of ``--device``, default "cuda"
-            return self.core.option_defaults[attr]
+        if _holds_settings(node.value, base):
+            if attr in self.core.option_defaults:  # ``args.device`` of ``--device``, default "cuda"
+                return self.core.option_defaults[attr]
+            self.core.missed_options.add(attr)  # its option may be registered later
         if (
             key is not None
             and name_guesses.is_device_like_name(key)

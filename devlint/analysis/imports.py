@@ -35,7 +35,8 @@ class Imports:
         # ``from utils import reduce_dict``: what each name may come from in the project
         # (qualname -> level, module, name), resolved when it is called.
         self.project_names: dict[str, tuple[int, str, str]] = {}
-        self.project_packages: dict[str, str] = {}  # ``import utils``: qualname -> module
+        # ``import utils``, ``from . import utils``: qualname -> level, module.
+        self.project_packages: dict[str, tuple[int, str]] = {}
         self.project_values: dict[str, Value | None] = {}  # ``project_value``, by qualname
         # In an entry script's caller analysis only: its calls of project functions.
         self.project_calls: list[tuple[str, CallerCall]] | None = None
@@ -96,7 +97,7 @@ class Imports:
         if found is None and "." in qualname:  # ``utils.reduce_dict`` after ``import utils``
             module, _, name = qualname.rpartition(".")
             if module in self.project_packages:
-                found = (0, self.project_packages[module], name)
+                found = (*self.project_packages[module], name)
         return found
 
     def import_names(self, node: cst.Import) -> None:
@@ -108,7 +109,7 @@ class Imports:
                 top = full.split(".", 1)[0]
                 self.core.env[top] = Value(Kind.IMPORTED, qualname=top)
             if self.project_modules is not None and not self.is_library(full):
-                self.project_packages[full] = full  # ``import util.misc as utils``
+                self.project_packages[full] = (0, full)  # ``import util.misc as utils``
 
     def import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -137,6 +138,10 @@ class Imports:
             self.core.env[local] = Value(Kind.IMPORTED, qualname=qualname)
             if project:
                 self.project_names[qualname] = (len(node.relative), module, name)
+                # The name may be a module of the package: ``from omnivore import utils``,
+                # then ``utils.accuracy(...)`` (no such file: nothing is read).
+                submodule = f"{module}.{name}" if module else name
+                self.project_packages[qualname] = (len(node.relative), submodule)
 
     def resolve_stars(self) -> dict[int, frozenset[str]]:
         """Bind what the file's unresolved star imports of project modules bring, in

@@ -219,6 +219,8 @@ class Interpreter:
         self.name_reads: Counter[str] = Counter()
         self.name_calls: Counter[str] = Counter()
         self.option_defaults: Env = {}  # ``--device`` options with a CUDA default, by dest
+        self.missed_options: set[str] = set()  # ``args.device`` read before its option
+        self.seeded_options: frozenset[str] = frozenset()  # those known before this run
         # Torch's global state: where factories and layers without ``device=`` land (the
         # CPU; unknown in a file that calls ``torch.set_default_device``: analyzer.py), and
         # whether floating factories are float64 (``torch.set_default_dtype``).
