@@ -306,6 +306,25 @@ def test_explicit_imports_of_project_functions(tmp_path: Path) -> None:
     assert {(d.start.row, d.code) for d in alone} == {(7, "DEV003"), (10, "DEV003")}
 
 
+def test_a_module_imported_from_its_package(tmp_path: Path) -> None:
+    """``from tools import distributed`` (a module of a package, or ``from . import
+    distributed``), then ``distributed.reduce_dict(losses)``: the function is the
+    project's, as when its name is imported."""
+    write(tmp_path, "tools/__init__.py", "")
+    write(tmp_path, "tools/distributed.py", DISTRIBUTED)
+    write(tmp_path, "arguments.py", ARGUMENTS)
+    text = MAIN.replace("from distributed import reduce_dict", "from tools import distributed")
+    main = write(
+        tmp_path, "main.py", text.replace("reduce_dict(losses)", "distributed.reduce_dict(losses)")
+    )
+    options = replace(ALL, codes=ALL.codes | {"DEV012"}, origin=main)
+    found = {(d.start.row, d.code) for d in check_text(main.read_text(), str(main), options)}
+    assert found == {(7, "DEV004"), (18, "DEV012")}
+    write(tmp_path, "tools/distributed.py", "")  # no such function: nothing known
+    found = {(d.start.row, d.code) for d in check_text(main.read_text(), str(main), options)}
+    assert found == {(7, "DEV004")}
+
+
 def test_the_result_cache_follows_the_project_modules_a_file_read(tmp_path: Path) -> None:
     write(tmp_path, "arguments.py", ARGUMENTS)
     write(tmp_path, "distributed.py", DISTRIBUTED)
