@@ -269,6 +269,8 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
         if body is None and orelse is None and only_moves_to_cuda(node, facts):
             return CUDA, CPU  # ``model.cuda()`` / ``else: model.cpu()``
         return body, orelse
+    if isinstance(node.orelse, cst.If):  # ``elif``: the device of the chain's end
+        return body, _chain_end(facts, node.orelse)
     following = conditional.next_statement
     if node.orelse is None and following is not None and _returns(node.body.body):
         return body, _chosen(facts, [following])
@@ -276,6 +278,17 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
         assert conditional.previous_statement is not None
         return body, _chosen(facts, [conditional.previous_statement])
     return body, None
+
+
+def _chain_end(facts: FileFacts, node: cst.If) -> Placement:
+    """The device an ``elif`` chain falls back to: its ``else``'s, when no branch before
+    it tests or may choose MPS (``elif self.tpu: device = xla_device()``)."""
+    chosen = _chosen(facts, node.body.body)
+    if "mps" in source_of(node.test) or (chosen is not None and "mps" in chosen):
+        return None
+    if isinstance(node.orelse, cst.If):
+        return _chain_end(facts, node.orelse)
+    return _chosen(facts, node.orelse.body.body) if node.orelse is not None else None
 
 
 def _overrides_default(conditional: Conditional) -> bool:
@@ -308,6 +321,10 @@ def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:
         returned = last.body[-1].value
         return _device(facts, returned) if returned is not None else None
     for statement in reversed(statements):
+        if isinstance(statement, cst.If):
+            if (inner := _chosen_by_both(facts, statement)) is not None:
+                return inner
+            continue
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in reversed(statement.body):
@@ -316,6 +333,15 @@ def _chosen(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> Placement:
                 if chosen is not None:
                     return chosen
     return None
+
+
+def _chosen_by_both(facts: FileFacts, node: cst.If) -> Placement:
+    """A nested ``if``/``else`` whose branches both choose a device (``cuda:<rank>``
+    with several processes, ``cuda:0`` without): the devices either may choose."""
+    if not isinstance(node.orelse, cst.Else):
+        return None
+    body, orelse = _chosen(facts, node.body.body), _chosen(facts, node.orelse.body.body)
+    return body | orelse if body is not None and orelse is not None else None
 
 
 def _device(facts: FileFacts, expr: cst.BaseExpression) -> Placement:
