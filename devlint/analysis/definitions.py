@@ -444,9 +444,14 @@ class Definitions:
         if class_name is not None and node.name.value == "__init__" and item.closure is None:
             seeds = self.constructor_seeds(class_name, node)
             self.constructor_seeded[class_name] = seeds
+            public = not name_guesses.is_private_name(class_name)
             for name, seed in seeds.items():
                 if seed is not UNKNOWN or env.get(name, UNKNOWN).from_caller:
-                    env[name] = seed  # a plain value replaces only the caller's unseen flag
+                    # A plain value replaces only the caller's unseen flag; a public
+                    # class's ``device="cuda"`` default still reaches what it places for
+                    # the constructions elsewhere that omit it (as for functions).
+                    own = env.get(name, UNKNOWN).cuda_defaults if public else ()
+                    env[name] = replace(seed, cuda_defaults=(*seed.cuda_defaults, *own))
         if class_name in self.module_classes and node.params.params:
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
             if node.name.value == "forward":  # the inputs of a module are tensors

@@ -240,6 +240,9 @@ class Expressions:
             return picked  # ``step(x)[0]`` of a function returning ``loss, acc``
         if base.kind is Kind.TENSOR:
             return replace(base, whole_batch=False)
+        if base.kind is Kind.UNKNOWN and may_be_accelerator(base.where):
+            # ``workspace.to(device)["critic"]``: what a moved container holds is there
+            return Value(Kind.UNKNOWN, base.where)
         return UNKNOWN
 
     def index_mix(
@@ -274,6 +277,8 @@ class Expressions:
                 left = replace(left, constant=None)  # ``"cuda:" + str(rank)``: that device
             elif _formats_cuda(operation, left):  # ``"cuda:%d" % gpu_id``
                 left = Value(Kind.DEVICE, CUDA, cuda_defaults=self.unguarded(left_node, CUDA))
+            elif _concatenates(operation, left_node):
+                left = join(left, right)  # ``(t,) + u.split(n)``: a sequence of both
             else:
                 left = self.combine(operation, [(left_node, left), (operation.right, right)])
             self.core.rec.values[id(operation)] = left
@@ -586,7 +591,11 @@ def _holds_settings(expr: cst.BaseExpression, value: Value) -> bool:
     if value.qualname == NAMESPACE:
         return True
     name = dotted_name(expr)
-    return name is not None and name.rsplit(".", 1)[-1].lower() in name_guesses.SETTINGS_HOLDERS
+    if name is None:
+        return False
+    holders = name_guesses.SETTINGS_HOLDERS
+    # ``cfg.algorithm.device``: a section of the settings holds settings too.
+    return name.rsplit(".", 1)[-1].lower() in holders or name.split(".", 1)[0].lower() in holders
 
 
 def _gives_shape(node: cst.CSTNode) -> bool:
@@ -680,6 +689,15 @@ def _as_tensor_type(value: Value, other: Value) -> Value:
 def _constant(value: object) -> Value:
     """The value of a literal (values are immutable: one object per literal value)."""
     return Value(Kind.CONSTANT, constant=value)
+
+
+def _concatenates(node: cst.BinaryOperation, left: cst.BaseExpression) -> bool:
+    """``+`` with a literal tuple or list on either side: sequences joined, no tensor
+    arithmetic."""
+    sequences = (cst.Tuple, cst.List)
+    return isinstance(node.operator, cst.Add) and (
+        isinstance(left, sequences) or isinstance(node.right, sequences)
+    )
 
 
 def _element_at(base: Value, index: Value) -> Value | None:

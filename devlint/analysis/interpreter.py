@@ -57,6 +57,7 @@ from devlint.analysis.values import (
     is_empty_container,
     join,
     join_placement,
+    may_be_accelerator,
 )
 from devlint.records import record
 
@@ -447,6 +448,8 @@ def element_of(value: Value) -> Value:
         return batch_of(value)
     if value.kind is Kind.DEVICE and value.constant is None:
         return value  # one of a literal list's devices (``expressions.container``)
+    if value.kind is Kind.UNKNOWN and may_be_accelerator(value.where):
+        return Value(Kind.UNKNOWN, value.where)  # what a moved container holds is there
     return UNKNOWN
 
 
