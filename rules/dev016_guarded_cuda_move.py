@@ -76,7 +76,23 @@ class GuardedCudaMove(Rule):
                 continue
             if node.orelse is not None and _creates(node):
                 continue  # new tensors made on CUDA or on the CPU: DEV004's device choice
+            if not _cuda_calls_only(node.body):
+                continue  # ``x.to("cuda")`` is no ``.cuda()``: SPEC's method one is the latter
             yield Finding(node, MESSAGE, fold_method_one(node), test.placed)
+
+
+def _cuda_calls_only(block: cst.BaseSuite) -> bool:
+    """Every move of the block (and of its nested ``if`` blocks) is a ``.cuda()`` call."""
+    for line in block.body if isinstance(block, cst.IndentedBlock) else ():
+        if isinstance(line, cst.If):
+            if not _cuda_calls_only(line.body):
+                return False
+            continue
+        for value in moved_values(line):
+            func = value.func if isinstance(value, cst.Call) else None
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
+                return False
+    return True
 
 
 def _creates(node: cst.If) -> bool:

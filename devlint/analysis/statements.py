@@ -19,7 +19,7 @@ from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.facts import Branch
 from devlint.analysis.interpreter import Env, Interpreter, Scope, element_of
 from devlint.analysis.loops import Loop
-from devlint.analysis.syntax import dotted_name, string_value
+from devlint.analysis.syntax import dotted_name, item_moves, string_value
 from devlint.analysis.values import (
     MPS,
     UNKNOWN,
@@ -458,8 +458,22 @@ class Statements:
             self.core.loop_body(run_once)
         self.core.cuda_required = required
         del ctx
+        if iterable.from_batch:
+            self.batch_moved_by_loop(node)
         if node.orelse is not None:
             self.suite(node.orelse.body)
+
+    def batch_moved_by_loop(self, node: cst.For) -> None:
+        """``for t in targets: ... t[k] = v.to(device)``: the batch element's items were
+        replaced by moved copies, in place (DETR-style target dicts)."""
+        if type(node.target) is not cst.Name or type(node.iter) is not cst.Name:
+            return
+        moves = [move for name, move in item_moves(node.body) if name == node.target.value]
+        if not moves:
+            return
+        values = [self.core.rec.values.get(id(move), UNKNOWN) for move in moves]
+        where = join_placements([value.where for value in values])
+        self.core.bind(node.iter, Value(Kind.TENSOR, where))
 
     def loop_of(self, node: cst.For | cst.While, over_loader: bool) -> Loop:
         key = (id(node), over_loader)

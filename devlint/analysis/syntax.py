@@ -209,20 +209,24 @@ def items_moved_in_place(function: cst.FunctionDef) -> dict[int, frozenset[str]]
     (``batch["x"] = batch["x"].cuda()``), by index, with the move methods it calls."""
     positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
     moves: dict[int, set[str]] = {}
-    for node in own_nodes(function.body):
+    for name, move in item_moves(function.body):
+        if name in positional and isinstance(move.func, cst.Attribute):
+            moves.setdefault(positional.index(name), set()).add(move.func.attr.value)
+    return {index: frozenset(methods) for index, methods in moves.items()}
+
+
+def item_moves(root: cst.CSTNode) -> Iterator[tuple[str, cst.Call]]:
+    """``name[...] = <expr>.cuda()`` / ``.to(...)`` under ``root``: the name whose item is
+    replaced by a moved copy, and the move."""
+    for node in own_nodes(root):
         if type(node) is not cst.Assign:
             continue
         value = node.value
         if type(value) is not cst.Call or type(value.func) is not cst.Attribute:
             continue
-        method = value.func.attr.value
+        if value.func.attr.value not in ("cuda", "to"):
+            continue
         for target in node.targets:
             item = target.target
-            if (
-                method in ("cuda", "to")
-                and type(item) is cst.Subscript
-                and type(item.value) is cst.Name
-                and item.value.value in positional
-            ):
-                moves.setdefault(positional.index(item.value.value), set()).add(method)
-    return {index: frozenset(methods) for index, methods in moves.items()}
+            if type(item) is cst.Subscript and type(item.value) is cst.Name:
+                yield item.value.value, value
