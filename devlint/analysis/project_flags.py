@@ -21,7 +21,8 @@ makes ``<ns>.<attr>`` such a flag. The importing file then reads ``args.use_gpu`
 availability test in the script and the same namespace and attribute names in both files;
 ``name_guesses.py`` lists it with the other decisions made from names.
 
-Files are cached per process by version (mtime, size), folders by their mtime.
+Files are cached per process by version (mtime, size), folders by their mtime; within a
+run over many files (``project_imports.one_run``) each folder is read once.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import ast
 import os
 import re
 from pathlib import Path
+
+from devlint.analysis import project_imports
 
 MAX_FOLDERS_UP = 2  # ``exp/exp_basic.py`` meets ``main_informer.py`` one folder up
 MAX_SCRIPT_BYTES = 1_000_000
@@ -48,18 +51,20 @@ _FOLDER_FILES: dict[str, tuple[int, tuple[str, ...]]] = {}
 def namespace_flags(origin: Path) -> tuple[frozenset[str], frozenset[Path]]:
     """The flags (``args.use_gpu``) the scripts near ``origin`` set from an availability
     test, and those scripts (the file's result depends on them)."""
-    here = os.path.realpath(origin)
+    here = os.path.abspath(origin)
     flags: set[str] = set()
     scripts: set[Path] = set()
     for folder in _folders(os.path.dirname(here)):
-        for path in _python_files(folder):
-            if path == here:
-                continue  # the file's own flags are its own analysis's
-            found = _flags_in(path)
-            if found:
+        for path, found in project_imports.per_folder("flags", folder, _flags_of_folder):
+            if path != here:  # the file's own flags are its own analysis's
                 flags |= found
                 scripts.add(Path(path))
     return frozenset(flags), frozenset(scripts)
+
+
+def _flags_of_folder(folder: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The scripts of ``folder`` that set flags, with their flags."""
+    return tuple((path, found) for path in _python_files(folder) if (found := _flags_in(path)))
 
 
 def _folders(start: str) -> list[str]:

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import field, replace
 from pathlib import Path
+from typing import TypeVar, cast
 
 import libcst as cst
 
@@ -47,6 +48,8 @@ from devlint.analysis.values import Placement, Value
 from devlint.records import record
 
 MAX_MODULE_BYTES = 1_000_000  # a bigger module is generated code, not a helper module
+_Found = TypeVar("_Found")
+
 MAX_PACKAGE_DEPTH = 8  # package folders walked up for an absolute import
 MAX_CALLERS = 6  # entry scripts read for the calls of one file's functions
 
@@ -278,8 +281,9 @@ def _importers(origin: Path) -> list[Path]:
     return found
 
 
-# Within a run (``one_run``): folder -> (its mtime, its entry scripts). None: no run.
-_FOLDER_SCRIPTS: dict[str, tuple[int, tuple[tuple[str, bytes], ...]]] | None = None
+# Within a run (``one_run``): (what, folder) -> (the folder's mtime, what was found in
+# it). None: no run.
+_RUN_FOLDERS: dict[tuple[str, str], tuple[int, object]] | None = None
 
 
 @contextmanager
@@ -287,39 +291,44 @@ def one_run() -> Iterator[None]:
     """A run over many files (``runner.run_files``): within it, each folder's entry
     scripts are listed once per version of the folder (its mtime: a file added, removed
     or renamed), not once per file analysed there (a flat folder of N files: N stats per
-    file, N squared in all). A file edited in place during the run is read as it was
-    when its folder was listed; the next run lists the folder again. Outside a run (the
-    language server, one ``check_text``) every analysis lists the folders it needs."""
-    global _FOLDER_SCRIPTS
-    outer = _FOLDER_SCRIPTS
+    file, N squared in all); so are its scripts' flags (``project_flags.py``). A file
+    edited in place during the run is read as it was when its folder was listed; the
+    next run lists the folder again. Outside a run (the language server, one
+    ``check_text``) every analysis lists the folders it needs."""
+    global _RUN_FOLDERS
+    outer = _RUN_FOLDERS
     if outer is None:
-        _FOLDER_SCRIPTS = {}
+        _RUN_FOLDERS = {}
     try:
         yield
     finally:
-        _FOLDER_SCRIPTS = outer
+        _RUN_FOLDERS = outer
 
 
 def begin_run() -> None:
     """``one_run`` for the rest of this process: a worker process of one run."""
-    global _FOLDER_SCRIPTS
-    _FOLDER_SCRIPTS = {}
+    global _RUN_FOLDERS
+    _RUN_FOLDERS = {}
 
 
-def _entry_scripts(folder: str) -> tuple[tuple[str, bytes], ...]:
-    """The entry scripts in ``folder`` (path and text), by name; within a run, listed
-    once per version of the folder (``one_run``)."""
-    runs = _FOLDER_SCRIPTS
+def per_folder(what: str, folder: str, find: Callable[[str], _Found]) -> _Found:
+    """``find(folder)``; within a run, once per version of the folder (``one_run``)."""
+    runs = _RUN_FOLDERS
     if runs is None:
-        return _list_entry_scripts(folder)
+        return find(folder)
     try:
         stamp = os.stat(folder).st_mtime_ns
     except OSError:
-        return ()
-    cached = runs.get(folder)
+        return find(folder)
+    cached = runs.get((what, folder))
     if cached is None or cached[0] != stamp:
-        cached = runs[folder] = (stamp, _list_entry_scripts(folder))
-    return cached[1]
+        cached = runs[(what, folder)] = (stamp, find(folder))
+    return cast(_Found, cached[1])
+
+
+def _entry_scripts(folder: str) -> tuple[tuple[str, bytes], ...]:
+    """The entry scripts in ``folder`` (path and text), by name."""
+    return per_folder("entry scripts", folder, _list_entry_scripts)
 
 
 def _list_entry_scripts(folder: str) -> tuple[tuple[str, bytes], ...]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from devlint.analysis import project_flags
+from devlint.api import LintRequest, lint
 from devlint.engine import CheckOptions, check_text
 
 OPTIONS = CheckOptions(frozenset({"DEV003", "DEV004"}))
@@ -104,3 +105,25 @@ def test_the_scripts_read_are_the_results_dependencies(tmp_path: Path) -> None:
     flags, scripts = project_flags.namespace_flags(experiment)
     assert flags == {"args.use_gpu"}
     assert scripts == {(tmp_path / "main.py").resolve()}
+
+
+def test_a_run_reads_each_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project run (``api.lint``, one process) reads a folder's scripts once, not once
+    per file analysed there; the module still sees the script's flag."""
+    experiment = _project(tmp_path, "args.use_gpu and torch.cuda.is_available()")
+    (tmp_path / ".git").mkdir()  # the project's root: the scan stops there
+    for i in range(6):
+        (tmp_path / "exp" / f"exp_{i}.py").write_text(EXPERIMENT)
+    read: list[str] = []
+    original = project_flags._flags_of_folder
+
+    def counting(folder: str) -> tuple[tuple[str, frozenset[str]], ...]:
+        read.append(folder)
+        return original(folder)
+
+    monkeypatch.setattr(project_flags, "_flags_of_folder", counting)
+    request = LintRequest(paths=(tmp_path,), jobs=1, use_cache=False, isolated=True)
+    outcome = lint(request)
+    assert outcome.files_checked == 8
+    assert sorted(read) == sorted({str(tmp_path), str(experiment.parent)})
+    assert (9, "DEV004") in _codes(experiment)
