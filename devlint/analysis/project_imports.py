@@ -410,6 +410,10 @@ def _find_module(folder: str, level: int, parts: list[str]) -> str | None:
         ):
             folder = os.path.dirname(folder)
             roots.append(folder)
+        if parts and parts[0] == os.path.basename(folder):
+            # ``from omnivore import utils`` in ``omnivore/train.py``: the script's own
+            # folder named as a package (run as ``python -m omnivore.train``)
+            roots.append(os.path.dirname(folder))
     for root in roots:
         candidates = [os.path.join(root, *parts, "__init__.py")]
         if parts:

@@ -325,6 +325,19 @@ def test_a_module_imported_from_its_package(tmp_path: Path) -> None:
     assert found == {(7, "DEV004")}
 
 
+def test_a_script_names_its_own_folder_as_its_package(tmp_path: Path) -> None:
+    """``from tools import distributed`` in ``tools/main.py`` (run as ``python -m
+    tools.main``, no ``__init__.py``): the module beside the script."""
+    write(tmp_path, "tools/distributed.py", DISTRIBUTED)
+    write(tmp_path, "tools/arguments.py", ARGUMENTS)
+    text = MAIN.replace("from distributed import reduce_dict", "from tools import distributed")
+    text = text.replace("reduce_dict(losses)", "distributed.reduce_dict(losses)")
+    main = write(tmp_path, "tools/main.py", text)
+    options = replace(ALL, codes=ALL.codes | {"DEV012"}, origin=main)
+    found = {(d.start.row, d.code) for d in check_text(main.read_text(), str(main), options)}
+    assert found == {(7, "DEV004"), (18, "DEV012")}
+
+
 def test_the_result_cache_follows_the_project_modules_a_file_read(tmp_path: Path) -> None:
     write(tmp_path, "arguments.py", ARGUMENTS)
     write(tmp_path, "distributed.py", DISTRIBUTED)
