@@ -35,9 +35,9 @@ class AverageMeter:
     def sync(self):
         rank = dist.get_rank()
         world_size = dist.get_world_size()
-        val = torch.tensor(self.val).cuda() # expect: DEV003
-        sum_v = torch.tensor(self.sum).cuda() # expect: DEV003
-        count = torch.tensor(self.count).cuda() # expect: DEV003
+        val = torch.tensor(self.val).cuda() # expect: DEV003
+        sum_v = torch.tensor(self.sum).cuda() # expect: DEV003
+        count = torch.tensor(self.count).cuda() # expect: DEV003
         self.val = reduce_tensor(val, world_size).item()
         self.sum = reduce_tensor(sum_v, 1).item()
         self.count = reduce_tensor(count, 1).item()
