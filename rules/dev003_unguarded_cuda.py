@@ -394,5 +394,11 @@ def _own_cuda_method_moves(facts: FileFacts, class_name: str) -> bool:
 
 
 def _is_torch_cuda_signature(call: CallRecord) -> bool:
-    """``Tensor.cuda(device=None, non_blocking=False, memory_format=...)``: not another API."""
-    return len(call.args) <= 2 and set(call.keywords) <= TORCH_CUDA_KEYWORDS
+    """``Tensor.cuda(device=None, non_blocking=False, memory_format=...)``: not another API
+    (``utils.cuda(torch.rand(n))``, a helper of the project's that is given the tensor)."""
+    placed = (Kind.TENSOR, Kind.MODULE, Kind.LOADER)
+    return (
+        len(call.args) <= 2
+        and set(call.keywords) <= TORCH_CUDA_KEYWORDS
+        and not (call.args and call.args[0].kind in placed)
+    )
