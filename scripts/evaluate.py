@@ -51,8 +51,9 @@ def labels_of(path: Path, display: str) -> set[Key]:
 def upstream_layout(folder: Path, paths: list[Path], scratch: Path) -> dict[Path, Path]:
     """Copies of a blind set's files at their upstream paths (``MANIFEST.toml``), by
     original: a set keeps ``repo__dir__file.py`` flat, but code meets its siblings by their
-    own names (``from utils import *`` next to ``utils.py``). Sets without a manifest, and
-    files it does not name, stay where they are."""
+    own names (``from utils import *`` next to ``utils.py``), and each repository's folder
+    has an empty ``.git`` as a checkout's root has. Sets without a manifest, and files it
+    does not name, stay where they are."""
     manifest = folder / "MANIFEST.toml"
     if not manifest.exists():
         return {}
@@ -63,7 +64,9 @@ def upstream_layout(folder: Path, paths: list[Path], scratch: Path) -> dict[Path
         entry = by_name.get(path.relative_to(folder).as_posix())
         if entry is None or not entry["source_path"].endswith(".py"):
             continue  # a notebook kept as its exported script stays a script
-        target = scratch / entry["repo"].replace("/", "__") / entry["source_path"]
+        project = scratch / entry["repo"].replace("/", "__")
+        (project / ".git").mkdir(parents=True, exist_ok=True)  # a checkout's root, as upstream
+        target = project / entry["source_path"]
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
         staged[path] = target

@@ -201,6 +201,12 @@ class Expressions:
                 # ``x.T``, and the fields of a model's output (``out.logits``,
                 # ``x.max(dim=1).values``): what a "tensor" value holds is on its device.
                 return base.derived()
+        if (
+            base.kind is Kind.UNKNOWN
+            and may_be_accelerator(base.where)
+            and attr in torch_api.TENSOR_VIEW_ATTRIBUTES
+        ):
+            return Value(Kind.TENSOR, base.where)  # ``loss.data`` of a moved value: a tensor
         if _holds_settings(node.value, base):
             if attr in self.core.option_defaults:  # ``args.device`` of ``--device``, default "cuda"
                 return self.core.option_defaults[attr]

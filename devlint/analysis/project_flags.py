@@ -36,7 +36,6 @@ from devlint.analysis import project_imports
 
 MAX_FOLDERS_UP = 2  # ``exp/exp_basic.py`` meets ``main_informer.py`` one folder up
 MAX_SCRIPT_BYTES = 1_000_000
-_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 _AVAILABILITY = re.compile(rb"is_available\(\)")
 _PARSED_OPTIONS = re.compile(
     rb"^[ \t]*(\w+)[ \t]*(?:,[^\n=]*)?=[^\n]*\.parse(?:_known)?_args\(", re.M
@@ -70,17 +69,13 @@ def _flags_of_folder(folder: str) -> tuple[tuple[str, frozenset[str]], ...]:
 def _folders(start: str) -> list[str]:
     folders = [start]
     folder = start
-    while len(folders) <= MAX_FOLDERS_UP and not _is_root(folder):
+    while len(folders) <= MAX_FOLDERS_UP and not project_imports.is_project_root(folder):
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
         folders.append(folder)
     return folders
-
-
-def _is_root(folder: str) -> bool:
-    return any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS)
 
 
 def _python_files(folder: str) -> tuple[str, ...]:

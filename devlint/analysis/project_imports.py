@@ -52,6 +52,8 @@ _Found = TypeVar("_Found")
 
 MAX_PACKAGE_DEPTH = 8  # package folders walked up for an absolute import
 MAX_CALLERS = 6  # entry scripts read for the calls of one file's functions
+MAX_ROOT_LEVELS = 2  # folders above the top package searched as the project's root
+ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 
 
 @record(frozen=True, slots=True)
@@ -271,6 +273,9 @@ def _importers(origin: Path) -> list[Path]:
     while os.path.isfile(os.path.join(folder, "__init__.py")) and len(folders) <= MAX_PACKAGE_DEPTH:
         folder = os.path.dirname(folder)
         folders.append(folder)
+    for ancestor in _ancestors(folder):  # ``tools/retrain.py`` importing ``lib.core.train``
+        folders.append(ancestor)
+        folders += per_folder("subfolders", ancestor, _subfolders)
     found: list[Path] = []
     for folder in folders:
         for path, data in _entry_scripts(folder):
@@ -414,6 +419,9 @@ def _find_module(folder: str, level: int, parts: list[str]) -> str | None:
             # ``from omnivore import utils`` in ``omnivore/train.py``: the script's own
             # folder named as a package (run as ``python -m omnivore.train``)
             roots.append(os.path.dirname(folder))
+        # ``from lib.core import train`` in ``tools/retrain.py``, ``lib/`` beside ``tools/``:
+        # a script that puts the project's root on its path (``import _init_paths``).
+        roots += _ancestors(folder)
     for root in roots:
         candidates = [os.path.join(root, *parts, "__init__.py")]
         if parts:
@@ -422,6 +430,34 @@ def _find_module(folder: str, level: int, parts: list[str]) -> str | None:
             if os.path.isfile(candidate):
                 return os.path.realpath(candidate)
     return None
+
+
+def _ancestors(folder: str) -> list[str]:
+    """The folders above ``folder`` up to the project's root (a folder with ``.git``,
+    ``pyproject.toml``, ``setup.py`` or ``setup.cfg``), when it is at most
+    ``MAX_ROOT_LEVELS`` above; none otherwise (a folder of unrelated projects is no root)."""
+    found: list[str] = []
+    while not is_project_root(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder or len(found) == MAX_ROOT_LEVELS:
+            return []
+        folder = parent
+        found.append(folder)
+    return found
+
+
+def is_project_root(folder: str) -> bool:
+    return any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS)
+
+
+def _subfolders(folder: str) -> tuple[str, ...]:
+    """The folders in ``folder`` that may hold the project's scripts, by name."""
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(e.name for e in entries if e.is_dir() and e.name.isidentifier())
+    except OSError:
+        return ()
+    return tuple(os.path.join(folder, name) for name in names)
 
 
 def dependencies_of(origin: Path) -> list[Path]:

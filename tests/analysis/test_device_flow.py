@@ -391,6 +391,20 @@ CASES = {
         probe(nn.ModuleList([a, b]))  # where: unknown
         probe(nn.ModuleDict({"a": a, "b": b}))  # where: unknown
     """,
+    "moved_containers_hold_their_parts_where_they_were_moved": """
+        import torch
+        device = torch.device("cuda")
+
+        def step(workspace, helper):
+            replay = workspace.to(device)  # a container of unknown kind, moved
+            probe(replay["critic"])  # where: cuda
+            critic, reward = replay["critic", "reward"]
+            probe(reward)  # where: cuda
+            probe(replay.data)  # where: cuda
+            probe(workspace["critic"])  # where: unknown
+            probe(helper.data)  # where: unknown
+            probe((torch.arange(2),) + torch.ones(4, device=device).split(2))  # where: cpu, cuda
+    """,
 }
 
 

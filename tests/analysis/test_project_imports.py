@@ -338,6 +338,33 @@ def test_a_script_names_its_own_folder_as_its_package(tmp_path: Path) -> None:
     assert found == {(7, "DEV004"), (18, "DEV012")}
 
 
+def test_scripts_beside_the_package_import_it_from_the_projects_root(tmp_path: Path) -> None:
+    """``tools/main.py`` importing ``lib.distributed`` (``lib/`` beside ``tools/``, the root
+    on the script's path: ``import _init_paths``) and ``lib/arguments.py``'s caller found
+    in ``tools/``, when the folder above is the project's root (``.git``); without a
+    root, no folder above the file is searched (it may hold unrelated projects)."""
+    text = MAIN.replace("from distributed import", "from lib.distributed import")
+    text = text.replace("from arguments", "from lib.arguments")
+    found = {}
+    for name, root in (("loose", False), ("checkout", True)):
+        project = tmp_path / name
+        if root:
+            (project / ".git").mkdir(parents=True)
+        write(project, "lib/distributed.py", DISTRIBUTED)
+        write(project, "lib/arguments.py", ARGUMENTS)
+        main = write(project, "tools/main.py", text)
+        options = replace(ALL, codes=ALL.codes | {"DEV012"}, origin=main)
+        diagnostics = check_text(main.read_text(), str(main), options)
+        found[name] = {(d.start.row, d.code) for d in diagnostics}
+        callee = write(project, "lib/train.py", CALLEE)
+        flag = "not args.no_cuda and torch.cuda.is_available()"
+        entry = write(project, "tools/run.py", ENTRY.format(module="lib.train", flag=flag))
+        importers = project_imports._importers(callee)
+        assert importers == ([entry.resolve()] if root else [])
+    assert found["loose"] == {(7, "DEV003"), (10, "DEV003")}  # ``lib`` is not read
+    assert found["checkout"] == {(7, "DEV004"), (18, "DEV012")}
+
+
 def test_the_result_cache_follows_the_project_modules_a_file_read(tmp_path: Path) -> None:
     write(tmp_path, "arguments.py", ARGUMENTS)
     write(tmp_path, "distributed.py", DISTRIBUTED)
