@@ -36,7 +36,7 @@ from dataclasses import replace
 import libcst as cst
 
 from devlint.analysis import name_guesses, torch_api
-from devlint.analysis.syntax import dotted_name, string_value, strings_in
+from devlint.analysis.syntax import dotted_name, own_nodes, string_value, strings_in
 from devlint.analysis.values import Kind, Value
 
 # Backends whose availability implies CUDA may be used (``accelerator`` may be CUDA: code
@@ -301,10 +301,17 @@ def probes_for_cuda(node: cst.Try | cst.TryStar) -> bool:
     A long body under ``except Exception`` (a per-item processing loop that skips bad
     items, taming-transformers) is no probe: the work itself fails without CUDA."""
     body = node.body
-    short = type(body) is cst.SimpleStatementSuite or len(body.body) <= MAX_PROBE_STATEMENTS
+    short = type(body) is cst.SimpleStatementSuite or (
+        len(body.body) <= MAX_PROBE_STATEMENTS and not _has_loop(body)
+    )
     return short and any(
         catches_device_errors(handler) and not _raises_again(handler) for handler in node.handlers
     )
+
+
+def _has_loop(body: cst.BaseSuite) -> bool:
+    """A loop in the block (a whole training loop under ``try:``, melgan's ``train``)."""
+    return any(type(node) in (cst.For, cst.While) for node in own_nodes(body))
 
 
 def _raises_again(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
