@@ -27,6 +27,12 @@ file itself would. Only entry scripts are read, at most ``MAX_CALLERS`` of them,
 once per process and version; within a run over many files (``one_run``) each folder is
 listed once.
 
+Absolute imports are also looked up from the project's root (``.git``, ``pyproject.toml``,
+``setup.py`` or ``setup.cfg``) when it is at most ``MAX_ROOT_LEVELS`` folders above the
+file's top package (``tools/train.py`` importing ``lib.core``, the root put on the path by
+``import _init_paths``), and the entry scripts of the root and of its folders count among
+the file's callers; without such a root nothing above is searched.
+
 A file's result then depends on those siblings: ``dependencies_of`` names the ones its
 analysis read, and the result cache keeps them with the result.
 """
@@ -48,8 +54,6 @@ from devlint.analysis.values import Placement, Value
 from devlint.records import record
 
 MAX_MODULE_BYTES = 1_000_000  # a bigger module is generated code, not a helper module
-_Found = TypeVar("_Found")
-
 MAX_PACKAGE_DEPTH = 8  # package folders walked up for an absolute import
 MAX_CALLERS = 6  # entry scripts read for the calls of one file's functions
 MAX_ROOT_LEVELS = 2  # folders above the top package searched as the project's root
@@ -286,6 +290,8 @@ def _importers(origin: Path) -> list[Path]:
     return found
 
 
+_Found = TypeVar("_Found")
+
 # Within a run (``one_run``): (what, folder) -> (the folder's mtime, what was found in
 # it). None: no run.
 _RUN_FOLDERS: dict[tuple[str, str], tuple[int, object]] | None = None
@@ -447,6 +453,7 @@ def _ancestors(folder: str) -> list[str]:
 
 
 def is_project_root(folder: str) -> bool:
+    """Whether ``folder`` is a project's root: a checkout's, or a package's source."""
     return any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS)
 
 
