@@ -284,8 +284,9 @@ def _chain_end(facts: FileFacts, node: cst.If) -> Placement:
     """The device an ``elif`` chain falls back to: its ``else``'s, when no branch before
     it tests or may choose MPS (``elif self.tpu: device = xla_device()``)."""
     chosen = _chosen(facts, node.body.body)
-    if "mps" in source_of(node.test) or (chosen is not None and "mps" in chosen):
-        return None
+    test = facts.value_of(node.test)
+    if (test.kind is Kind.GUARD and test.qualname != "cuda") or (chosen and "mps" in chosen):
+        return None  # ``elif torch.backends.mps.is_available():``, or MPS chosen
     if isinstance(node.orelse, cst.If):
         return _chain_end(facts, node.orelse)
     return _chosen(facts, node.orelse.body.body) if node.orelse is not None else None
