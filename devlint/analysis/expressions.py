@@ -157,25 +157,9 @@ class Expressions:
 
     def attribute(self, node: cst.Attribute) -> Value:
         key = dotted_name(node)
-        if key is not None:
-            method_key = self.core.method_key(key)
-            if method_key is not None:
-                self.core.rec.attribute_loads[id(node)] = method_key
-            known = self.core.lookup(key) or self.core.guard_attributes.get(key)
-            if (
-                known is None
-                and self.core.imports.unresolved_stars
-                and self.core.lookup(key.split(".")[0]) is None
-            ):
-                self.core.imports.resolve_stars()  # ``args.cuda`` of ``from utils import *``
-                known = self.core.lookup(key)
-            if known is None and self.core.guard_attributes:
-                alias = name_guesses.aliased_flag(key, self.core.guard_attributes)
-                known = self.core.guard_attributes[alias] if alias is not None else None
-            if known is not None:
-                self.core.note_read(known)
-                return known
-            self.core.missed_attributes.add(key)
+        known = self.known_attribute(node, key) if key is not None else None
+        if known is not None:
+            return known
         base = self.expr(node.value)
         attr = node.attr.value
         if attr in ("type", "index") and base.kind is Kind.DEVICE:
@@ -211,15 +195,34 @@ class Expressions:
             if attr in self.core.option_defaults:  # ``args.device`` of ``--device``, default "cuda"
                 return self.core.option_defaults[attr]
             self.core.missed_options.add(attr)  # its option may be registered later
-        if (
-            key is not None
-            and name_guesses.is_device_like_name(key)
-            and _holds_settings(node.value, base)
-        ):
-            return Value(Kind.DEVICE, ANY_DEVICE)  # ``self.device``, ``args.device``
+            if key is not None and name_guesses.is_device_like_name(key):
+                return Value(Kind.DEVICE, ANY_DEVICE)  # ``self.device``, ``args.device``
         if attr == "device":
             return Value(Kind.DEVICE)  # the device of an unknown tensor: unknown
         return UNKNOWN
+
+    def known_attribute(self, node: cst.Attribute, key: str) -> Value | None:
+        """What the file bound to ``self.x`` / ``args.cuda`` (also through a star import, or
+        a flag's alias); None, remembered as missed, when nothing is."""
+        method_key = self.core.method_key(key)
+        if method_key is not None:
+            self.core.rec.attribute_loads[id(node)] = method_key
+        known = self.core.lookup(key) or self.core.guard_attributes.get(key)
+        if (
+            known is None
+            and self.core.imports.unresolved_stars
+            and self.core.lookup(key.split(".")[0]) is None
+        ):
+            self.core.imports.resolve_stars()  # ``args.cuda`` of ``from utils import *``
+            known = self.core.lookup(key)
+        if known is None and self.core.guard_attributes:
+            alias = name_guesses.aliased_flag(key, self.core.guard_attributes)
+            known = self.core.guard_attributes[alias] if alias is not None else None
+        if known is not None:
+            self.core.note_read(known)
+            return known
+        self.core.missed_attributes.add(key)
+        return None
 
     def subscript(self, node: cst.Subscript) -> Value:
         key = subscript_key(node)
@@ -597,11 +600,7 @@ def _holds_settings(expr: cst.BaseExpression, value: Value) -> bool:
     if value.qualname == NAMESPACE:
         return True
     name = dotted_name(expr)
-    if name is None:
-        return False
-    holders = name_guesses.SETTINGS_HOLDERS
-    # ``cfg.algorithm.device``: a section of the settings holds settings too.
-    return name.rsplit(".", 1)[-1].lower() in holders or name.split(".", 1)[0].lower() in holders
+    return name is not None and name_guesses.holds_settings(name)
 
 
 def _gives_shape(node: cst.CSTNode) -> bool:

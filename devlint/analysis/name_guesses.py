@@ -59,13 +59,21 @@ def is_loader_like_name(name: str) -> bool:
     return "loader" in last or last in ("dl", "train_dl", "val_dl", "test_dl", "valid_dl")
 
 
-# Objects whose ``.device`` is the run's chosen device (``self.device``, ``args.device``).
+# Objects whose ``.device`` is the run's chosen device (``self.device``, ``args.device``),
+# and the sections of a configuration (``cfg.algorithm.device``: salina's hydra configs);
+# not the parts of an object (``self.encoder.device`` is the encoder's, unknown).
 SETTINGS_HOLDERS = frozenset(
     {
         "self", "cls", "args", "opt", "opts", "options", "config", "cfg", "conf", "hparams",
         "hp", "settings", "params", "trainer", "accelerator", "state",
     }
 )  # fmt: skip
+
+
+def holds_settings(name: str) -> bool:
+    """Whether the dotted ``name`` is a settings holder or a section of a configuration."""
+    last, root = name.rsplit(".", 1)[-1].lower(), name.split(".", 1)[0].lower()
+    return last in SETTINGS_HOLDERS or (root in SETTINGS_HOLDERS and root not in ("self", "cls"))
 
 
 # An unknown callable named like a loss (``criterion(out, y)``) combines its inputs
