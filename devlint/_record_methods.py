@@ -118,7 +118,6 @@ def devlint__analysis__facts__CallRecord(cls, fields, MISSING, _HAS_DEFAULT_FACT
     _dflt_reference_only = fields['reference_only'].default
     _dflt_casts_only = fields['casts_only'].default
     _dflt_entered = fields['entered'].default
-    _dflt_pinned_by = fields['pinned_by'].default
     _type_node = fields['node'].type
     _type_callee = fields['callee'].type
     _type_method = fields['method'].type
@@ -131,9 +130,8 @@ def devlint__analysis__facts__CallRecord(cls, fields, MISSING, _HAS_DEFAULT_FACT
     _type_reference_only = fields['reference_only'].type
     _type_casts_only = fields['casts_only'].type
     _type_entered = fields['entered'].type
-    _type_pinned_by = fields['pinned_by'].type
     _return_type = None
-    def __init__(self,node:_type_node,callee:_type_callee,method:_type_method,receiver:_type_receiver,args:_type_args,keywords:_type_keywords,site:_type_site,discarded:_type_discarded=_dflt_discarded,own_line:_type_own_line=_dflt_own_line,reference_only:_type_reference_only=_dflt_reference_only,casts_only:_type_casts_only=_dflt_casts_only,entered:_type_entered=_dflt_entered,pinned_by:_type_pinned_by=_dflt_pinned_by)->_return_type:
+    def __init__(self,node:_type_node,callee:_type_callee,method:_type_method,receiver:_type_receiver,args:_type_args,keywords:_type_keywords,site:_type_site,discarded:_type_discarded=_dflt_discarded,own_line:_type_own_line=_dflt_own_line,reference_only:_type_reference_only=_dflt_reference_only,casts_only:_type_casts_only=_dflt_casts_only,entered:_type_entered=_dflt_entered)->_return_type:
         self.node=node
         self.callee=callee
         self.method=method
@@ -146,12 +144,11 @@ def devlint__analysis__facts__CallRecord(cls, fields, MISSING, _HAS_DEFAULT_FACT
         self.reference_only=reference_only
         self.casts_only=casts_only
         self.entered=entered
-        self.pinned_by=pinned_by
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(node={self.node!r}, callee={self.callee!r}, method={self.method!r}, receiver={self.receiver!r}, args={self.args!r}, keywords={self.keywords!r}, site={self.site!r}, discarded={self.discarded!r}, own_line={self.own_line!r}, reference_only={self.reference_only!r}, casts_only={self.casts_only!r}, entered={self.entered!r}, pinned_by={self.pinned_by!r})"
+        return self.__class__.__qualname__ + f"(node={self.node!r}, callee={self.callee!r}, method={self.method!r}, receiver={self.receiver!r}, args={self.args!r}, keywords={self.keywords!r}, site={self.site!r}, discarded={self.discarded!r}, own_line={self.own_line!r}, reference_only={self.reference_only!r}, casts_only={self.casts_only!r}, entered={self.entered!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.node,self.callee,self.method,self.receiver,self.args,self.keywords,self.site,self.discarded,self.own_line,self.reference_only,self.casts_only,self.entered,self.pinned_by,)==(other.node,other.callee,other.method,other.receiver,other.args,other.keywords,other.site,other.discarded,other.own_line,other.reference_only,other.casts_only,other.entered,other.pinned_by,)
+            return (self.node,self.callee,self.method,self.receiver,self.args,self.keywords,self.site,self.discarded,self.own_line,self.reference_only,self.casts_only,self.entered,)==(other.node,other.callee,other.method,other.receiver,other.args,other.keywords,other.site,other.discarded,other.own_line,other.reference_only,other.casts_only,other.entered,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -432,7 +429,6 @@ def devlint__analysis__interpreter__Records(cls, fields, MISSING, _HAS_DEFAULT_F
     _dflt_moved_receivers = fields['moved_receivers'].default_factory
     _dflt_definition_literals = fields['definition_literals'].default_factory
     _dflt_device_named = fields['device_named'].default_factory
-    _dflt_pinning_dicts = fields['pinning_dicts'].default_factory
     _dflt_mps_assigned = fields['mps_assigned'].default_factory
     _dflt_mps_at_end = fields['mps_at_end'].default_factory
     _dflt_read_defaults = fields['read_defaults'].default_factory
@@ -445,12 +441,11 @@ def devlint__analysis__interpreter__Records(cls, fields, MISSING, _HAS_DEFAULT_F
     _type_moved_receivers = fields['moved_receivers'].type
     _type_definition_literals = fields['definition_literals'].type
     _type_device_named = fields['device_named'].type
-    _type_pinning_dicts = fields['pinning_dicts'].type
     _type_mps_assigned = fields['mps_assigned'].type
     _type_mps_at_end = fields['mps_at_end'].type
     _type_read_defaults = fields['read_defaults'].type
     _return_type = None
-    def __init__(self,values:_type_values=_HAS_DEFAULT_FACTORY,calls:_type_calls=_HAS_DEFAULT_FACTORY,mixes:_type_mixes=_HAS_DEFAULT_FACTORY,conditionals:_type_conditionals=_HAS_DEFAULT_FACTORY,attribute_stores:_type_attribute_stores=_HAS_DEFAULT_FACTORY,attribute_loads:_type_attribute_loads=_HAS_DEFAULT_FACTORY,moved_receivers:_type_moved_receivers=_HAS_DEFAULT_FACTORY,definition_literals:_type_definition_literals=_HAS_DEFAULT_FACTORY,device_named:_type_device_named=_HAS_DEFAULT_FACTORY,pinning_dicts:_type_pinning_dicts=_HAS_DEFAULT_FACTORY,mps_assigned:_type_mps_assigned=_HAS_DEFAULT_FACTORY,mps_at_end:_type_mps_at_end=_HAS_DEFAULT_FACTORY,read_defaults:_type_read_defaults=_HAS_DEFAULT_FACTORY)->_return_type:
+    def __init__(self,values:_type_values=_HAS_DEFAULT_FACTORY,calls:_type_calls=_HAS_DEFAULT_FACTORY,mixes:_type_mixes=_HAS_DEFAULT_FACTORY,conditionals:_type_conditionals=_HAS_DEFAULT_FACTORY,attribute_stores:_type_attribute_stores=_HAS_DEFAULT_FACTORY,attribute_loads:_type_attribute_loads=_HAS_DEFAULT_FACTORY,moved_receivers:_type_moved_receivers=_HAS_DEFAULT_FACTORY,definition_literals:_type_definition_literals=_HAS_DEFAULT_FACTORY,device_named:_type_device_named=_HAS_DEFAULT_FACTORY,mps_assigned:_type_mps_assigned=_HAS_DEFAULT_FACTORY,mps_at_end:_type_mps_at_end=_HAS_DEFAULT_FACTORY,read_defaults:_type_read_defaults=_HAS_DEFAULT_FACTORY)->_return_type:
         self.values=_dflt_values() if values is _HAS_DEFAULT_FACTORY else values
         self.calls=_dflt_calls() if calls is _HAS_DEFAULT_FACTORY else calls
         self.mixes=_dflt_mixes() if mixes is _HAS_DEFAULT_FACTORY else mixes
@@ -460,15 +455,14 @@ def devlint__analysis__interpreter__Records(cls, fields, MISSING, _HAS_DEFAULT_F
         self.moved_receivers=_dflt_moved_receivers() if moved_receivers is _HAS_DEFAULT_FACTORY else moved_receivers
         self.definition_literals=_dflt_definition_literals() if definition_literals is _HAS_DEFAULT_FACTORY else definition_literals
         self.device_named=_dflt_device_named() if device_named is _HAS_DEFAULT_FACTORY else device_named
-        self.pinning_dicts=_dflt_pinning_dicts() if pinning_dicts is _HAS_DEFAULT_FACTORY else pinning_dicts
         self.mps_assigned=_dflt_mps_assigned() if mps_assigned is _HAS_DEFAULT_FACTORY else mps_assigned
         self.mps_at_end=_dflt_mps_at_end() if mps_at_end is _HAS_DEFAULT_FACTORY else mps_at_end
         self.read_defaults=_dflt_read_defaults() if read_defaults is _HAS_DEFAULT_FACTORY else read_defaults
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(values={self.values!r}, calls={self.calls!r}, mixes={self.mixes!r}, conditionals={self.conditionals!r}, attribute_stores={self.attribute_stores!r}, attribute_loads={self.attribute_loads!r}, moved_receivers={self.moved_receivers!r}, definition_literals={self.definition_literals!r}, device_named={self.device_named!r}, pinning_dicts={self.pinning_dicts!r}, mps_assigned={self.mps_assigned!r}, mps_at_end={self.mps_at_end!r}, read_defaults={self.read_defaults!r})"
+        return self.__class__.__qualname__ + f"(values={self.values!r}, calls={self.calls!r}, mixes={self.mixes!r}, conditionals={self.conditionals!r}, attribute_stores={self.attribute_stores!r}, attribute_loads={self.attribute_loads!r}, moved_receivers={self.moved_receivers!r}, definition_literals={self.definition_literals!r}, device_named={self.device_named!r}, mps_assigned={self.mps_assigned!r}, mps_at_end={self.mps_at_end!r}, read_defaults={self.read_defaults!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.values,self.calls,self.mixes,self.conditionals,self.attribute_stores,self.attribute_loads,self.moved_receivers,self.definition_literals,self.device_named,self.pinning_dicts,self.mps_assigned,self.mps_at_end,self.read_defaults,)==(other.values,other.calls,other.mixes,other.conditionals,other.attribute_stores,other.attribute_loads,other.moved_receivers,other.definition_literals,other.device_named,other.pinning_dicts,other.mps_assigned,other.mps_at_end,other.read_defaults,)
+            return (self.values,self.calls,self.mixes,self.conditionals,self.attribute_stores,self.attribute_loads,self.moved_receivers,self.definition_literals,self.device_named,self.mps_assigned,self.mps_at_end,self.read_defaults,)==(other.values,other.calls,other.mixes,other.conditionals,other.attribute_stores,other.attribute_loads,other.moved_receivers,other.definition_literals,other.device_named,other.mps_assigned,other.mps_at_end,other.read_defaults,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -2239,7 +2233,7 @@ METHODS = {
         devlint__analysis__facts__Branch,
     ),
     'devlint.analysis.facts.CallRecord': (
-        (False, False, True, False, (), (('node', 'cst.Call', False), ('callee', 'str | None', False), ('method', 'str | None', False), ('receiver', 'Value | None', False), ('args', 'tuple[Value, ...]', False), ('keywords', 'dict[str, Value]', False), ('site', 'Site', False), ('discarded', 'bool', True), ('own_line', 'bool', True), ('reference_only', 'bool', True), ('casts_only', 'bool', True), ('entered', 'bool', True), ('pinned_by', 'cst.DictElement | None', True))),
+        (False, False, True, False, (), (('node', 'cst.Call', False), ('callee', 'str | None', False), ('method', 'str | None', False), ('receiver', 'Value | None', False), ('args', 'tuple[Value, ...]', False), ('keywords', 'dict[str, Value]', False), ('site', 'Site', False), ('discarded', 'bool', True), ('own_line', 'bool', True), ('reference_only', 'bool', True), ('casts_only', 'bool', True), ('entered', 'bool', True))),
         devlint__analysis__facts__CallRecord,
     ),
     'devlint.analysis.facts.Conditional': (
@@ -2271,7 +2265,7 @@ METHODS = {
         devlint__analysis__interpreter__PendingBody,
     ),
     'devlint.analysis.interpreter.Records': (
-        (False, False, True, False, (), (('values', 'dict[int, Value]', ('None', False, True, True, True, None, True, False)), ('calls', 'dict[int, CallRecord]', ('None', False, True, True, True, None, True, False)), ('mixes', 'dict[int, Mix]', ('None', False, True, True, True, None, True, False)), ('conditionals', 'dict[int, Conditional]', ('None', False, True, True, True, None, True, False)), ('attribute_stores', 'list[AttributeStore]', ('None', False, True, True, True, None, True, False)), ('attribute_loads', 'dict[int, tuple[str, str, str]]', ('None', False, True, True, True, None, True, False)), ('moved_receivers', 'set[int]', ('None', False, True, True, True, None, True, False)), ('definition_literals', 'set[int]', ('None', False, True, True, True, None, True, False)), ('device_named', 'set[int]', ('None', False, True, True, True, None, True, False)), ('pinning_dicts', 'dict[tuple[int, str], cst.DictElement]', ('None', False, True, True, True, None, True, False)), ('mps_assigned', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('mps_at_end', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('read_defaults', 'dict[int, cst.Call]', ('None', False, True, True, True, None, True, False)))),
+        (False, False, True, False, (), (('values', 'dict[int, Value]', ('None', False, True, True, True, None, True, False)), ('calls', 'dict[int, CallRecord]', ('None', False, True, True, True, None, True, False)), ('mixes', 'dict[int, Mix]', ('None', False, True, True, True, None, True, False)), ('conditionals', 'dict[int, Conditional]', ('None', False, True, True, True, None, True, False)), ('attribute_stores', 'list[AttributeStore]', ('None', False, True, True, True, None, True, False)), ('attribute_loads', 'dict[int, tuple[str, str, str]]', ('None', False, True, True, True, None, True, False)), ('moved_receivers', 'set[int]', ('None', False, True, True, True, None, True, False)), ('definition_literals', 'set[int]', ('None', False, True, True, True, None, True, False)), ('device_named', 'set[int]', ('None', False, True, True, True, None, True, False)), ('mps_assigned', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('mps_at_end', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('read_defaults', 'dict[int, cst.Call]', ('None', False, True, True, True, None, True, False)))),
         devlint__analysis__interpreter__Records,
     ),
     'devlint.analysis.loops.Loop': (

@@ -392,8 +392,9 @@ def _names_a_device(node: cst.IfExp, facts: FileFacts) -> bool:
 
 
 def _names_an_accelerator(node: cst.IfExp, facts: FileFacts) -> bool:
-    """Passed as ``accelerator=`` or ``device=`` of a call."""
-    return any(
+    """Passed as ``accelerator=`` or ``device=`` of a call, or assigned to a name for one
+    (``accelerator = "gpu" if ... else "cpu"``)."""
+    return id(node) in facts.device_named or any(
         arg.value is node and arg.keyword is not None and arg.keyword.value in _ACCELERATOR_KEYWORDS
         for call in facts.calls
         for arg in call.node.args

@@ -13,7 +13,8 @@ class PinMemoryWithoutCuda(Rule):
     Checks for `DataLoader(..., pin_memory=True)` (a literal or a constant) and
     `tensor.pin_memory()` in code that also runs where CUDA is absent: outside every
     CUDA availability guard. A `"pin_memory": True` entry of a dict unpacked into a
-    loader (`DataLoader(ds, **kwargs)`, or a helper that builds one) counts too. The
+    loader (`DataLoader(ds, **kwargs)`) is not reported: it is neither a literal nor a
+    constant at the keyword (the catalogue's form, as `eval/READING.md` reads it). The
     `pin_memory()` method of a custom batch type is the hook the loader calls only when
     it pins: the pins in it are the loader's, not reported there.
 
@@ -50,14 +51,9 @@ class PinMemoryWithoutCuda(Rule):
     virtual_note = "DataLoader pinning runs torch's own code: silent on CUDA, its warning on MPS"
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
-        unpacked: set[int] = set()
         for call in facts.calls:
             if call.site.guarded or forwards_placement(call):
                 continue  # guarded, or a custom batch's own ``pin_memory`` hook
-            entry = call.pinned_by
-            if entry is not None and id(entry) not in unpacked and _may_load(call.callee):
-                unpacked.add(id(entry))  # ``DataLoader(ds, **kwargs)``, ``make_loader(**kwargs)``
-                yield Finding(entry, UNPACKED_MESSAGE, _fix_value(entry.value))
             if call.callee in DATA_LOADERS:
                 pin = call.keywords.get("pin_memory")
                 if pin is not None and pin.kind is Kind.CONSTANT and pin.constant is True:
@@ -78,13 +74,6 @@ class PinMemoryWithoutCuda(Rule):
 
 
 MESSAGE = "`pin_memory=True` also runs where there is no CUDA device"
-UNPACKED_MESSAGE = '`"pin_memory": True` reaches a loader where there may be no CUDA device'
-
-
-def _may_load(callee: str | None) -> bool:
-    """A data loader, or a callable of unknown meaning (``make_data_loader(**kwargs)``):
-    ``pin_memory`` is the loader's own keyword. Other torch callables take no such key."""
-    return callee is None or callee in DATA_LOADERS or not callee.startswith("torch.")
 
 
 def _fix_value(value: cst.BaseExpression) -> FixPlan:

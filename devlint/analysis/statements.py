@@ -293,7 +293,8 @@ class Statements:
             assert isinstance(small.value, cst.Call)
             self.module_moved_too(small.value)
         elif kind is cst.IfExp and any(
-            name_guesses.is_device_like_name(dotted_name(t.target) or "") for t in small.targets
+            name_guesses.is_device_like_name(name) or name_guesses.names_an_accelerator(name)
+            for name in (dotted_name(t.target) or "" for t in small.targets)
         ):
             self.core.rec.device_named.add(id(small.value))  # ``device = 0 if avail else -1``
         elif kind is cst.Dict:
@@ -321,9 +322,7 @@ class Statements:
             conditional.binds = name
 
     def bind_dict_keys(self, target: cst.BaseExpression, literal: cst.Dict) -> None:
-        """``cfg = {"cuda": torch.cuda.is_available()}``: ``cfg["cuda"]`` is a guard;
-        ``kwargs = {"pin_memory": True}`` outside a guard pins the loaders it is unpacked
-        into (``Records.pinning_dicts``)."""
+        """``cfg = {"cuda": torch.cuda.is_available()}``: ``cfg["cuda"]`` is a guard."""
         name = dotted_name(target)
         if name is None:
             return
@@ -333,13 +332,6 @@ class Statements:
                 value = self.core.rec.values.get(id(element.value), UNKNOWN)
                 if key is not None and value.kind is Kind.GUARD:
                     self.core.store(f"{name}.[{key}]", value)
-                elif (
-                    key == "pin_memory"
-                    and value.kind is Kind.CONSTANT
-                    and value.constant is True
-                    and not (self.core.ctx.guarded or self.core.cuda_required)
-                ):
-                    self.core.rec.pinning_dicts[(id(self.core.ctx.function), name)] = element
 
     def return_statement(self, small: cst.Return) -> None:
         if small.value is not None:
