@@ -37,7 +37,7 @@ from devlint.analysis.values import (
 )
 
 # Builtins whose result is falsy exactly when their last argument, a count or flag, is.
-_GUARD_PRESERVING = frozenset({"len", "range", "list", "tuple", "sorted", "bool"})
+_GUARD_PRESERVING = frozenset({"len", "range", "list", "tuple", "sorted", "bool", "min"})
 
 
 class Calls:

@@ -352,7 +352,7 @@ class Definitions:
             item.cuda_required
             or self.cuda_module
             or class_name in self.cuda_classes  # its ``__init__`` required CUDA
-            or (class_name is not None and requirements.is_cuda_contract_name(node.name.value))
+            or (class_name is not None and node.name.value in requirements.CUDA_PROTOCOL_METHODS)
         )
         self.core.owner, self.core.exits_without_cuda = item.owner, False
         saved_ctx, self.core.ctx = self.core.ctx, replace(item.context, function=node)

@@ -70,7 +70,7 @@ class Site:
     # a function body continues the branches its ``def`` statement ran in.
     branches: tuple[Branch, ...] = ()
     # Written to run with CUDA only, though nothing tests for it: a contract visible in the
-    # file (a method named for CUDA, callers that check first, DDP device ids, a
+    # file (a class's ``cuda`` method, callers that check first, DDP device ids, a
     # CUDA-only package...; requirements.py). Weaker than ``guarded``:
     # only DEV011 uses it; placements (DEV003) and pin_memory (DEV005) keep to guards.
     cuda_required: bool = False

@@ -107,15 +107,6 @@ GUARD_FUNCTION_NAME = re.compile(r"^(is_)?(torch_)?(cuda|gpu)(_is)?_available$|^
 # (LLaMA-Factory's npu → mps → cuda → cpu chain: stop 37's corpus sweep).
 MPS_GUARD_FUNCTION_NAME = re.compile(r"^(is_)?(torch_)?mps(_is)?_available$|^has_mps$")
 
-# A function named for CUDA (``def cuda``, ``_replay_cuda_graph``) is written for CUDA; one
-# that also names an alternative or a check (``to_gpu_or_cpu``, ``is_gpu_available``) is not
-# (transformers, timm: see requirements.py).
-CUDA_CONTRACT_NAME = re.compile(r"cuda|gpu|nccl", re.IGNORECASE)
-NOT_CUDA_CONTRACT_NAME = re.compile(
-    r"cpu|mps|xpu|avail|has_|maybe|fallback|select|choose|detect|auto|_or_|_if_|^if_|no_",
-    re.IGNORECASE,
-)
-
 
 # ``x.to(spec.dtype)``, ``x.to(self.compute_dtype)``: an argument named for a dtype casts
 # (eval/heldout4 factory cast).

@@ -635,12 +635,12 @@ REQUIREMENT_CASES = {
                     self.stream = torch.cuda.Stream()  # guarded
             def sync(self):
                 torch.cuda.synchronize()  # first
-            def _replay_cuda_graph(self):
-                torch.cuda.current_stream().synchronize()  # required
-            def cuda(self, device=None):
+            def _replay_cuda_graph(self):  # a name, no contract
+                torch.cuda.current_stream().synchronize()  # first
+            def cuda(self, device=None):  # what ``obj.cuda()`` runs
                 return torch.cuda.current_device()  # required
-        def check_cuda_capability():
-            return torch.cuda.get_device_capability()  # required
+        def check_cuda_capability():  # a name, no caller that checks first
+            return torch.cuda.get_device_capability()  # first
         def gpu_banner():
             return torch.cuda.get_device_name()  # first
         def _ampere():
