@@ -395,9 +395,14 @@ def always_exits(body: cst.BaseSuite) -> bool:
 
 
 def refusal_names_cuda(statement: cst.BaseStatement) -> bool:
-    """``if not cuda: raise/return ...`` whose body says, in a string, that CUDA is needed."""
-    return type(statement) is cst.If and any(
-        name_guesses.message_names_cuda(string.value) for string in strings_in(statement.body)
+    """``if not cuda: raise/return ...`` whose body says, in a string, that CUDA is needed
+    (an ``if`` with no other branch: one that goes on with ``elif``/``else`` chooses)."""
+    return (
+        type(statement) is cst.If
+        and statement.orelse is None
+        and any(
+            name_guesses.message_names_cuda(string.value) for string in strings_in(statement.body)
+        )
     )
 
 

@@ -139,8 +139,10 @@ class Statements:
         return False
 
     def guards_rest_of_block(self, statement: cst.BaseStatement) -> bool:
-        """``if not cuda: return`` / ``assert torch.cuda.is_available()``."""
-        if type(statement) is cst.If and statement.orelse is None:
+        """``if not cuda: return`` / ``assert torch.cuda.is_available()``. The ``if`` may
+        go on with ``elif``/``else`` branches (VAR's ``initialize``): past it, its first
+        test was false, whichever branch ran."""
+        if type(statement) is cst.If:
             test = self.core.rec.values.get(id(statement.test), UNKNOWN)
             return guards.is_cuda_guard(test, -1) and guards.always_exits(statement.body)
         if type(statement) is cst.SimpleStatementLine:

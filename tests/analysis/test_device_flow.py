@@ -694,6 +694,19 @@ REQUIREMENT_CASES = {
             torch.cuda.synchronize()  # first
         bench()
     """,
+    "library_module_falling_back_is_no_refusal": """
+        import os
+        import torch
+        def initialize():
+            if not torch.cuda.is_available():
+                print("cuda is not available, use cpu instead")
+                return
+            elif "RANK" not in os.environ:
+                return
+            torch.cuda.set_device(0)  # guarded
+        def set_gpu_id(gpu_id):
+            torch.cuda.set_device(gpu_id)  # first
+    """,
     "library_module_refusing_without_saying_cuda": """
         import torch
         def usable():
