@@ -35,8 +35,10 @@ class UnguardedCuda(Rule):
     `torch.device("cuda")`, `map_location="cuda"`) that runs whether or not CUDA is
     available: outside every availability guard (`if torch.cuda.is_available():`,
     `device.type == "cuda"`, an `assert`, an early `return`, `pytest.mark.skipif`, ...).
-    An integer is a device index (`.to(0)`, `.to(rank)` with `rank = int(...)` or
-    `gpu_id: int`, `device=rank`).
+    An integer device (`.to(rank)`, `device=0`, `torch.device(local_rank)`) is not one of
+    these forms and is not reported: since torch 2.5 an index names the current
+    accelerator, CUDA's or MPS's, and the DDP scripts that place by rank choose their
+    backend elsewhere.
 
     A CUDA device written once and placed with later (`device = "cuda"`, `device =
     torch.device("cuda")`, a parameter default `device="cuda"`, an argparse `--device`
@@ -82,8 +84,8 @@ class UnguardedCuda(Rule):
     parameter, `self.device`), else one selection (`accelerator-api`) is added after
     the imports. `torch.device("cuda")` becomes the selection itself. `.cuda(0)` / `"cuda:0"` are
     treated as `"cuda"`; `.cuda(1)`, `.cuda(rank)`, `"cuda:1"` and `torch.device("cuda",
-    rank)` name one GPU of several and get no fix. An index (`.to(rank)`, `device=rank`,
-    `f"cuda:{rank}"`, a `storage.cuda(dev)` `map_location` lambda) is kept where CUDA is
+    rank)` name one GPU of several and get no fix. An index in a CUDA device
+    (`f"cuda:{rank}"`, a `storage.cuda(dev)` `map_location` lambda) is kept where CUDA is
     available (`rank if torch.cuda.is_available() else "mps" if ... else "cpu"`; the same
     fix passes `device_ids=[rank] if torch.cuda.is_available() else None` to
     `DistributedDataParallel`, which refuses them for a module elsewhere): unsafe, since a
@@ -178,8 +180,6 @@ class UnguardedCuda(Rule):
         placeable = call.receiver is None or may_be_placed(call.receiver)
         if call.method == "to" and call.args and node.args[0].keyword is None and placeable:
             placed.append((node.args[0].value, call.args[0], "to"))
-        elif call.callee == "torch.device" and call.args and is_index(call.args[0]):
-            placed.append((node.args[0].value, call.args[0], "torch.device"))
         for arg in (
             node.args if places_by_keyword(call.callee) and not passes_to_local_function else ()
         ):
@@ -187,9 +187,6 @@ class UnguardedCuda(Rule):
             if keyword in PLACEMENT_KEYWORDS:
                 placed.append((arg.value, call.keywords[keyword], keyword))
         for expression, value, how in placed:
-            if is_index(value) and how in ("to", "torch.device", "device"):
-                yield _index_finding(node, expression, how), None
-                continue
             if not _cuda_literal(value):
                 continue
             if not any(default is expression for default in value.cuda_defaults):
@@ -211,20 +208,6 @@ class UnguardedCuda(Rule):
                     yield Finding(expression, message, fix), expression
                 else:
                     yield Finding(node, message, fix, _keyword_step(node, expression)), expression
-
-
-def _index_finding(node: cst.Call, index: cst.BaseExpression, how: str) -> Finding:
-    """``.to(rank)``, ``device=0``, ``torch.device(gpu_id)``: an accelerator by its index,
-    kept where CUDA is available (unsafe: elsewhere the code runs on MPS or the CPU, where a
-    process group or a device count chosen for GPUs may need another choice)."""
-    shown = f"{how}={source_of(index)}" if how == "device" else f"{how}({source_of(index)})"
-    where = f"`{shown}`" if how == "device" else f"`{'.' if how == 'to' else ''}{shown}`"
-    message = f"{where} places on a CUDA device by its index without a CUDA availability check"
-    fix = None
-    if isinstance(index, cst.Name | cst.Attribute | cst.Integer | cst.Subscript):
-        edit = Replace(index, _if_cuda(index, NOT_CUDA))
-        fix = FixPlan(INDEX_FIX, (edit,), "unsafe")
-    return Finding(node, message, fix, _keyword_step(node, index) if how == "device" else ())
 
 
 def _keyword_step(call: cst.Call, value: cst.BaseExpression) -> tuple[Step, ...]:

@@ -235,3 +235,22 @@ def test_a_parametrised_cuda_case_skipped_without_cuda_is_guarded() -> None:
         """
     )
     assert reported_rows(source) == [12]
+
+
+def test_an_integer_device_is_not_a_cuda_placement() -> None:
+    """``.to(rank)``, ``device=0``, ``torch.device(local_rank)``: an index names the
+    current accelerator (CUDA's or, since torch 2.5, MPS's), not one of DEV003's forms;
+    a CUDA string built from the index still is."""
+    source = textwrap.dedent(
+        """\
+        import os
+        import torch
+        rank = int(os.environ.get("LOCAL_RANK", "0"))
+        model = torch.nn.Linear(2, 2).to(rank)
+        x = torch.zeros(2, device=0)
+        device = torch.device(rank)
+        y = torch.ones(2).to(f"cuda:{rank}")
+        """
+    )
+    rows = [d.start.row for d in check_text(source, "example.py", OPTIONS)]
+    assert rows == [7]
