@@ -184,7 +184,9 @@ class UnguardedCuda(Rule):
             node.args if places_by_keyword(call.callee) and not passes_to_local_function else ()
         ):
             keyword = arg.keyword.value if arg.keyword is not None else None
-            if keyword in PLACEMENT_KEYWORDS:
+            if keyword == "map_location" and isinstance(arg.value, cst.Dict):
+                placed.extend(_remapped_to(arg.value, facts))
+            elif keyword in PLACEMENT_KEYWORDS:
                 placed.append((arg.value, call.keywords[keyword], keyword))
         for expression, value, how in placed:
             if not _cuda_literal(value):
@@ -210,11 +212,25 @@ class UnguardedCuda(Rule):
                     yield Finding(node, message, fix, _keyword_step(node, expression)), expression
 
 
+def _remapped_to(
+    remap: cst.Dict, facts: FileFacts
+) -> Iterator[tuple[cst.BaseExpression, Value, str]]:
+    """The devices a ``map_location`` dict sends storages to from where they were saved.
+    One saved on a CUDA device (``{"cuda:0": f"cuda:{rank}"}``) needed CUDA already: it
+    is renamed, nothing comes from the CPU; every other key's device is a placement."""
+    for element in remap.elements:
+        if not isinstance(element, cst.DictElement):
+            continue
+        key = element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
+        if not isinstance(key, str) or not key.startswith("cuda"):
+            yield element.value, facts.value_of(element.value), "map_location"
+
+
 def _keyword_step(call: cst.Call, value: cst.BaseExpression) -> tuple[Step, ...]:
     """The keyword argument that places a call's result, as its related location: the
     finding is the call's (``torch.zeros(..., device="cuda")``)."""
-    arg = next(a for a in call.args if a.value is value)
-    return (Step(arg, "placed on CUDA here"),)
+    arg = next((a for a in call.args if a.value is value), None)  # else a dict's entry
+    return (Step(arg or value, "placed on CUDA here"),)
 
 
 def _with_device_ids(findings: Iterable[Finding], facts: FileFacts) -> Iterator[Finding]:

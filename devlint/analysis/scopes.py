@@ -186,7 +186,12 @@ class Scopes:
         for statement in self.module.body:
             for name in [*_assigned_names(statement), *self._star_imported(statement)]:
                 value = self.facts.module_names.get(name)
-                if value is not None and value.kind is Kind.DEVICE and _may_be_cuda(value):
+                if (
+                    value is not None
+                    and value.kind is Kind.DEVICE
+                    and _may_be_cuda(value)
+                    and not any(_one_gpu_of_several(rhs) for _, rhs in _stores_of(statement, name))
+                ):
                     found.append((name, self.positions[statement].end.line))
         found.sort(key=lambda item: (item[0] != DEVICE_NAME, item[1]))
         return found
@@ -290,6 +295,21 @@ def _may_be_cuda(value: Value) -> bool:
     one not known), not a device fixed elsewhere (``device = "cpu"``: moving there would
     take the code off the GPU where it ran)."""
     return value.where is None or "cuda" in value.where
+
+
+def _one_gpu_of_several(value: cst.BaseExpression) -> bool:
+    """A CUDA device by its index (``"cuda:%d" % rank``, ``f"cuda:{rank}"``, ``"cuda:1"``,
+    ``torch.device("cuda", rank)``): not the device to write for ``"cuda"``, which is the
+    current one (a remap target kept beside the real device, Cutie's trainer)."""
+    if isinstance(value, cst.BinaryOperation | cst.FormattedString | cst.ConcatenatedString):
+        return True
+    if isinstance(value, cst.SimpleString):
+        text = value.evaluated_value
+        return isinstance(text, str) and text.startswith("cuda:") and text != "cuda:0"
+    if isinstance(value, cst.Call) and len(value.args) > 1:
+        index = value.args[1].value
+        return not (isinstance(index, cst.Integer) and index.evaluated_value == 0)
+    return False
 
 
 def _device_of_value(value: cst.BaseExpression) -> str | None:
