@@ -60,8 +60,8 @@ class NumpyOnAccelerator(Rule):
                 tensor_value = call.receiver
                 what = "`.numpy()`"
                 tensor = func.value if isinstance(func, cst.Attribute) else None
-            elif call.callee in NUMPY_CONVERSIONS and call.args:
-                tensor_value = call.args[0]
+            elif call.callee in NUMPY_CONVERSIONS and call.args and not call.args[0].computed_from:
+                tensor_value = call.args[0]  # not what another package's function returned
                 what = f"`np.{call.callee.rsplit('.', 1)[-1]}()`"
                 first = call.node.args[0]
                 tensor = first.value if first.keyword is None and not first.star else None

@@ -67,7 +67,11 @@ class DeviceMismatch(Rule):
             if any(_refetched_batch(op.value) for op in operands):
                 continue
             on_cpu = [op for op in operands if is_cpu(op.value.where) and not _lengths(op, mix)]
-            elsewhere = [op for op in operands if may_be_accelerator(op.value.where)]
+            elsewhere = [
+                op
+                for op in operands
+                if may_be_accelerator(op.value.where) and not op.value.computed_from
+            ]
             if not (on_cpu and elsewhere) or facts.factories_meeting_inputs(mix):
                 continue  # a factory without ``device=`` meeting the inputs: DEV013
             if any(op.node is not None and id(op.node) in reported for op in operands):

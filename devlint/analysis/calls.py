@@ -113,12 +113,13 @@ class Calls:
                     return inlined
             return self.core.methods.method_call(node, receiver, method, args, keywords)
         if callee is not None:
+            unseen = True  # a function whose body devlint cannot read
             if self.core.imports.is_project_name(callee):
                 self.note_project_call(callee, node, args, keywords)
-                returned = self.project_call(callee, args)
+                returned, unseen = self.project_call(callee, args)
                 if returned is not None:
                     return returned
-            return self.library_call(node, callee, args, keywords, starred)
+            return self.library_call(node, callee, args, keywords, unseen)
         if callee_value is None:
             return UNKNOWN
         return self.value_call(node, callee_value, args, keywords, starred)
@@ -170,20 +171,21 @@ class Calls:
             return arg, guard
         return arg, self.core.expressions.expr(marks)
 
-    def project_call(self, callee: str, args: list[Value]) -> Value | None:
+    def project_call(self, callee: str, args: list[Value]) -> tuple[Value | None, bool]:
         """A function of a project module (``from utils import reduce_dict``): what it
-        returns for any arguments, or on the device of the tensors it is given."""
+        returns for any arguments, or on the device of the tensors it is given (None: not
+        known); and whether its module is unseen (not found, or not read)."""
         on_inputs = on_devices_of(args)
         found = self.core.imports.project_summary(callee, may_be_accelerator(on_inputs.where))
         if found is None:
-            return None
+            return None, True
         summary, name = found
         returned = summary.returns.get(name)
         if returned is not None and returned != UNKNOWN:
-            return returned
+            return returned, False
         if name in summary.follows_inputs and on_inputs.kind is Kind.TENSOR:
-            return on_inputs
-        return None
+            return on_inputs, False
+        return None, False
 
     def note_project_call(
         self, callee: str, node: cst.Call, args: list[Value], keywords: dict[str, Value]
@@ -242,8 +244,13 @@ class Calls:
         callee: str,
         args: list[Value],
         keywords: dict[str, Value],
-        starred: list[Value],
+        unseen: bool = True,
     ) -> Value:
+        """A call of a function from elsewhere, through the semantics table; one the table
+        does not know, given device tensors, computes there when its body is ``unseen``
+        (another package's ``mse_loss(out, y)``, a project module not found): inferred,
+        ``Value.computed_from``. A project function that was read and says nothing is
+        unknown."""
         effect = torch_api.call_effect(callee)
         leaf = callee.rsplit(".", 1)[-1]
         if effect is not Effect.AVAILABILITY and (
@@ -259,7 +266,10 @@ class Calls:
         if effect is None and name_guesses.names_a_pipeline(callee):
             return Value(Kind.MODULE, qualname=torch_api.NAMED_PIPELINE)
         if effect is None:
-            return UNKNOWN
+            on_inputs = on_devices_of(args).where
+            if not unseen or not may_be_accelerator(on_inputs):
+                return UNKNOWN  # the guess about unseen functions: see ``name_guesses``
+            return Value(Kind.UNKNOWN, on_inputs, computed_from=on_inputs)
         return self.core.effects.apply(effect, node, callee, args, keywords)
 
     # -- this file's functions, classes and callable values

@@ -251,7 +251,7 @@ class Expressions:
             return replace(base, whole_batch=False)
         if base.kind is Kind.UNKNOWN and may_be_accelerator(base.where):
             # ``workspace.to(device)["critic"]``: what a moved container holds is there
-            return Value(Kind.UNKNOWN, base.where)
+            return Value(Kind.UNKNOWN, base.where, computed_from=base.computed_from)
         return UNKNOWN
 
     def index_mix(
@@ -328,6 +328,9 @@ class Expressions:
         scalar = all(v.scalar for _, v in tensors) and not _gives_shape(node)
         float64 = next((v.float64 for _, v in tensors if v.float64), "")
         placed = chain(*(v.placed for _, v in tensors if may_be_accelerator(v.where)))
+        # placed only by what unseen functions returned (``(1 - lam) * x``): still inferred
+        evident = [v for _, v in operands if may_be_accelerator(v.where) and not v.computed_from]
+        inferred = where if may_be_accelerator(where) and not evident else None
         result = Value(
             Kind.TENSOR,
             where,
@@ -336,6 +339,7 @@ class Expressions:
             origins=origins,
             float64=float64,
             placed=placed,
+            computed_from=inferred,
         )
         return follow_operands(result, [v for _, v in operands if v.kind in _FOLLOWING])
 
@@ -615,12 +619,16 @@ def _gives_shape(node: cst.CSTNode) -> bool:
 def _computed_from_moved(values: list[Value]) -> Value:
     """An operation over values of unknown kind moved to a device that may be an
     accelerator (modules have no arithmetic): a tensor computed where they are
-    (``loss(learner(x), labels)``); else unknown."""
+    (``loss(learner(x), labels)``); else unknown. Still inferred (``computed_from``) when
+    only unseen functions' results placed it."""
     moved = [v for v in values if v.kind is Kind.UNKNOWN and v.where]
     if not moved or not all(may_be_accelerator(v.where) for v in moved):
         return UNKNOWN
     where: frozenset[str] = frozenset().union(*(v.where or () for v in moved))
-    return Value(Kind.TENSOR, where, placed=chain(*(v.placed for v in moved)))
+    inferred = where if all(v.computed_from for v in moved) else None
+    return Value(
+        Kind.TENSOR, where, placed=chain(*(v.placed for v in moved)), computed_from=inferred
+    )
 
 
 def _indexes_device(operation: cst.BinaryOperation, left: Value) -> bool:

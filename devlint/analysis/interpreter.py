@@ -446,7 +446,8 @@ def element_of(value: Value) -> Value:
     if value.kind is Kind.DEVICE and value.constant is None:
         return value  # one of a literal list's devices (``expressions.container``)
     if value.kind is Kind.UNKNOWN and may_be_accelerator(value.where):
-        return Value(Kind.UNKNOWN, value.where)  # what a moved container holds is there
+        # what a moved container holds is there (an unseen function's: ``computed_from``)
+        return Value(Kind.UNKNOWN, value.where, computed_from=value.computed_from)
     return UNKNOWN
 
 

@@ -91,6 +91,14 @@ class Methods:
         args: list[Value],
         keywords: dict[str, Value],
     ) -> Value:
+        if receiver.computed_from is not None and receiver.kind is Kind.UNKNOWN:
+            # ``loss_fn(out, y).mean()``: what an unseen function returned, computed on
+            result = self.method_call(
+                node, replace(receiver, computed_from=None), method, args, keywords
+            )
+            if result.kind is Kind.UNKNOWN and result.where is None:
+                return Value(Kind.UNKNOWN, receiver.where, computed_from=receiver.computed_from)
+            return result
         if receiver.kind is Kind.INSTANCE:
             # An object of this file's own class: ``meter.cuda()`` is its own method (which
             # mimics torch's and returns the object), not a placement.

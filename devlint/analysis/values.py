@@ -212,6 +212,12 @@ class Value:
     # ``if not torch.cuda.is_available(): args.mode = "cpu"``. Comparing it with that
     # constant tests availability (``args.mode == "puregpu"`` implies CUDA).
     absent: object = None
+    # UNKNOWN returned by a function devlint cannot see (another package's ``mse_loss``)
+    # given tensors that may be on an accelerator: where those are (also its ``where``). A
+    # computation on it is placed there (``loss.mean().item()``: DEV012), but it may be
+    # anything (an image, a number, a tuple): its elements are not, and NumPy's
+    # conversions of it are no DEV001.
+    computed_from: Placement = None
 
     def moved(self, where: Placement, by: tuple[Step, ...] = ()) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement;

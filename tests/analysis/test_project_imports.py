@@ -301,9 +301,11 @@ def test_explicit_imports_of_project_functions(tmp_path: Path) -> None:
     found = {(d.start.row, d.code) for d in check_text(main.read_text(), str(main), options)}
     assert found == {(7, "DEV004"), (18, "DEV012")}
     # Without the sibling, ``args.cuda`` is the user's option: its "cuda" is unguarded
-    # (DEV003), and a choice by an option alone tries no CUDA (no DEV004).
+    # (DEV003), and a choice by an option alone tries no CUDA (no DEV004); the unseen
+    # ``reduce_dict`` given device tensors is inferred to compute there (DEV012 only).
     alone = check_text(main.read_text(), str(main), replace(options, origin=None))
-    assert {(d.start.row, d.code) for d in alone} == {(7, "DEV003"), (10, "DEV003")}
+    expected = {(7, "DEV003"), (10, "DEV003"), (18, "DEV012")}
+    assert {(d.start.row, d.code) for d in alone} == expected
 
 
 def test_a_module_imported_from_its_package(tmp_path: Path) -> None:
@@ -360,7 +362,8 @@ def test_scripts_beside_the_package_import_it_from_the_projects_root(tmp_path: P
         flag = "not args.no_cuda and torch.cuda.is_available()"
         write(project, "tools/run.py", ENTRY.format(module="lib.train", flag=flag))
         assert project_imports._importers(callee) == []
-    assert found["loose"] == {(7, "DEV003"), (10, "DEV003")}  # ``lib`` is not read
+    # ``lib`` is not read: its ``reduce_dict`` is unseen (DEV012 inferred, as above)
+    assert found["loose"] == {(7, "DEV003"), (10, "DEV003"), (18, "DEV012")}
     assert found["checkout"] == {(7, "DEV004"), (18, "DEV012")}
 
 
