@@ -154,6 +154,9 @@ class Definitions:
         self.seeded: dict[str, dict[str, Value]] = {}
         self.bodies: dict[str, PendingBody] = {}
         self.cuda_module = False  # the whole module requires CUDA (requirements.py)
+        # ``pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)``: the
+        # module's tests, and the functions defined after it, run only where CUDA is
+        self.tests_need_cuda = False
         # Function bodies analysed so far, and those that call ``.to()``/``.cuda()``.
         self.analysed_functions: set[int] = set()
         self.placing_functions: set[int] = set()
@@ -165,7 +168,7 @@ class Definitions:
 
     def function_def(self, node: cst.FunctionDef, class_name: str | None) -> None:
         ctx = self.core.ctx
-        guarded = ctx.guarded
+        guarded = ctx.guarded or self.tests_need_cuda
         for decorator in node.decorators:
             value = self.core.expressions.expr(decorator.decorator)
             if guards.is_cuda_guard(value, +1) or self.is_guard_callable(decorator.decorator):
@@ -208,7 +211,8 @@ class Definitions:
             seeds[name] = Value(Kind.DEVICE, values.where)
 
     def is_guard_callable(self, expr: cst.BaseExpression) -> bool:
-        """A configured ``guard-functions`` entry (``@requires_gpu``), through imports."""
+        """A configured ``guard-functions`` entry (``@requires_gpu``), or a test library's
+        CUDA-only decorator (``@require_torch_gpu``), through imports."""
         target = expr.func if type(expr) is cst.Call else expr
         name = dotted_name(target)
         if name is None:
@@ -218,7 +222,11 @@ class Definitions:
         qualname = name
         if value is not None and value.kind is Kind.IMPORTED and value.qualname:
             qualname = value.qualname + name[len(head) :]
-        return qualname in self.core.guard_functions or name in self.core.guard_functions
+        return (
+            qualname in self.core.guard_functions
+            or name in self.core.guard_functions
+            or qualname in torch_api.CUDA_TEST_DECORATORS
+        )
 
     def class_def(self, node: cst.ClassDef) -> None:
         guarded = False  # ``@unittest.skipUnless(torch.cuda.is_available(), ...)``

@@ -288,6 +288,7 @@ class Statements:
             value = replace(value, scalar=not name_guesses.names_a_sequence(name))
         for target in small.targets:
             self.core.bind(target.target, value)
+        self.note_module_marks(small, value)
         self.note_device_choice(small, value)
         kind = type(small.value)
         if kind is cst.Call:
@@ -303,6 +304,19 @@ class Statements:
             assert isinstance(small.value, cst.Dict)
             for target in small.targets:
                 self.bind_dict_keys(target.target, small.value)
+
+    def note_module_marks(self, small: cst.Assign, value: Value) -> None:
+        """``pytestmark = [pytest.mark.skipif(not torch.cuda.is_available(), ...), ...]`` at
+        module level: pytest skips every test of the module without CUDA."""
+        names = {dotted_name(t.target) for t in small.targets}
+        if torch_api.PYTEST_MODULE_MARKS not in names or self.core.ctx.function is not None:
+            return
+        marks = [value]
+        if isinstance(small.value, cst.List | cst.Tuple):
+            values = self.core.rec.values
+            marks = [values.get(id(e.value), UNKNOWN) for e in small.value.elements]
+        if any(guards.is_cuda_guard(mark, +1) for mark in marks):
+            self.core.definitions.tests_need_cuda = True
 
     def note_device_choice(self, small: cst.Assign, value: Value) -> None:
         """``device = "mps"`` (``Records.mps_assigned``), and the name a conditional

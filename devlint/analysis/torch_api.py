@@ -78,6 +78,18 @@ CUDA_ONLY_PACKAGES = frozenset(
 # Test decorators that skip a test: skipif/skipIf skip when true, skipUnless when false.
 SKIP_UNLESS = frozenset({"unittest.skipUnless", "unittest.case.skipUnless"})
 SKIP_IF = SKIP_UNLESS | frozenset({"pytest.mark.skipif", "unittest.skipIf", "unittest.case.skipIf"})
+# Test libraries' decorators that skip a test unless CUDA is there (transformers' test
+# utilities test ``torch_device == "cuda"``, accelerate's ``torch.cuda.is_available()``).
+CUDA_TEST_DECORATORS = frozenset(
+    {
+        "transformers.testing_utils.require_torch_gpu",
+        "transformers.testing_utils.require_torch_multi_gpu",
+        "accelerate.test_utils.require_cuda",
+        "accelerate.test_utils.testing.require_cuda",
+    }
+)
+# The module-level name whose marks pytest applies to every test of the module.
+PYTEST_MODULE_MARKS = "pytestmark"
 
 # Calls that end the program or the test: code after them on a negated test is guarded.
 EXIT_CALLS = frozenset(

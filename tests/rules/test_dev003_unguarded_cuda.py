@@ -254,3 +254,24 @@ def test_an_integer_device_is_not_a_cuda_placement() -> None:
     )
     rows = [d.start.row for d in check_text(source, "example.py", OPTIONS)]
     assert rows == [7]
+
+
+def test_a_test_librarys_cuda_decorator_guards_the_test() -> None:
+    """transformers' ``@require_torch_gpu`` skips the test unless CUDA is there (axolotl's
+    tests; eval/blind100), as ``pytest.mark.skipif(not torch.cuda.is_available())`` does;
+    a decorator of the same name from elsewhere is unknown and guards nothing."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        from transformers.testing_utils import require_torch_gpu
+        from mylib import require_torch_gpu as mine
+        @require_torch_gpu
+        def test_on_gpu():
+            return torch.zeros(2, device="cuda")
+        @mine
+        def test_elsewhere():
+            return torch.zeros(2, device="cuda")
+        """
+    )
+    rows = [d.start.row for d in check_text(source, "example.py", OPTIONS)]
+    assert rows == [9]
