@@ -68,7 +68,11 @@ class BatchNotMoved(Rule):
             loop = mix.site.loop
             if loop is None:
                 continue
-            on_device = [op.value for op in mix.operands if may_be_accelerator(op.value.where)]
+            on_device = [
+                op.value
+                for op in mix.operands
+                if may_be_accelerator(op.value.where) and not op.value.computed_from
+            ]
             if not on_device:
                 continue
             stale: list[str] = []

@@ -98,6 +98,8 @@ class Methods:
             )
             if result.kind is Kind.UNKNOWN and result.where is None:
                 return Value(Kind.UNKNOWN, receiver.where, computed_from=receiver.computed_from)
+            if result.where == receiver.where and not result.computed_from:
+                return replace(result, computed_from=receiver.computed_from)  # still inferred
             return result
         if receiver.kind is Kind.INSTANCE:
             # An object of this file's own class: ``meter.cuda()`` is its own method (which

@@ -533,3 +533,34 @@ def test_a_device_compared_with_a_torch_device_is_tested_not_placed() -> None:
     moves = [c for c in facts.calls if c.method == "cuda"]
     assert [c.site.guarded for c in moves] == [True]
     assert not facts.read_defaults
+
+
+def test_what_an_unseen_function_computes_stays_inferred() -> None:
+    """Another package's function given device tensors: its result, what its methods
+    return and what is unpacked from it are placed there as an inference
+    (``Value.computed_from``), which mismatch rules do not take as evidence; a move is."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        from otherpkg import loss_fn, split
+        x = torch.zeros(2, device="cuda")
+        loss = loss_fn(x, x)
+        mean = loss.mean()
+        kept = loss.detach()
+        first, weight = split(x)
+        moved = loss.to("cpu")
+        """
+    )
+    module = cst.parse_module(source)
+    facts = analyze(module)
+    values = {}
+    for statement in module.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
+            values[small.targets[0].target.value] = facts.value_of(small.value)
+    assert values["x"].computed_from is None and values["x"].where == frozenset({"cuda"})
+    for name in ("loss", "mean", "kept"):
+        assert values[name].where == frozenset({"cuda"}), name
+        assert values[name].computed_from == frozenset({"cuda"}), name
+    assert values["moved"].where == frozenset({"cpu"})
+    assert not values["moved"].computed_from
