@@ -309,8 +309,9 @@ class Statements:
         """``pytestmark = [pytest.mark.skipif(not torch.cuda.is_available(), ...), ...]`` at
         module level: pytest skips every test of the module without CUDA."""
         names = {dotted_name(t.target) for t in small.targets}
-        if torch_api.PYTEST_MODULE_MARKS not in names or self.core.ctx.function is not None:
-            return
+        ctx = self.core.ctx
+        if torch_api.PYTEST_MODULE_MARKS not in names or ctx.function or ctx.class_name:
+            return  # a class's own marks are its decorators' business
         marks = [value]
         if isinstance(small.value, cst.List | cst.Tuple):
             values = self.core.rec.values
