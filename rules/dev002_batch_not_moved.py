@@ -9,7 +9,7 @@ from devlint.analysis.values import (
     chain,
     describe_accelerator,
     is_cpu,
-    may_be_accelerator,
+    placed_on_accelerator,
     provenance,
 )
 from devlint.rule import Finding, FixPlan, Replace, Rule, literal_text, source_of
@@ -68,11 +68,7 @@ class BatchNotMoved(Rule):
             loop = mix.site.loop
             if loop is None:
                 continue
-            on_device = [
-                op.value
-                for op in mix.operands
-                if may_be_accelerator(op.value.where) and not op.value.computed_from
-            ]
+            on_device = [op.value for op in mix.operands if placed_on_accelerator(op.value)]
             if not on_device:
                 continue
             stale: list[str] = []

@@ -14,7 +14,7 @@ class PinMemoryWithoutCuda(Rule):
     `tensor.pin_memory()` in code that also runs where CUDA is absent: outside every
     CUDA availability guard. A `"pin_memory": True` entry of a dict unpacked into a
     loader (`DataLoader(ds, **kwargs)`) is not reported: it is neither a literal nor a
-    constant at the keyword (the catalogue's form, as `eval/READING.md` reads it). The
+    constant at the keyword, the form the rule checks. The
     `pin_memory()` method of a custom batch type is the hook the loader calls only when
     it pins: the pins in it are the loader's, not reported there.
 

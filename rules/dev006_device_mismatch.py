@@ -10,6 +10,7 @@ from devlint.analysis.values import (
     describe_accelerator,
     is_cpu,
     may_be_accelerator,
+    placed_on_accelerator,
     provenance,
 )
 from devlint.rule import Finding, Rule, source_of
@@ -67,11 +68,7 @@ class DeviceMismatch(Rule):
             if any(_refetched_batch(op.value) for op in operands):
                 continue
             on_cpu = [op for op in operands if is_cpu(op.value.where) and not _lengths(op, mix)]
-            elsewhere = [
-                op
-                for op in operands
-                if may_be_accelerator(op.value.where) and not op.value.computed_from
-            ]
+            elsewhere = [op for op in operands if placed_on_accelerator(op.value)]
             if not (on_cpu and elsewhere) or facts.factories_meeting_inputs(mix):
                 continue  # a factory without ``device=`` meeting the inputs: DEV013
             if any(op.node is not None and id(op.node) in reported for op in operands):

@@ -45,6 +45,7 @@ from devlint.analysis.values import (
     join,
     join_placements,
     may_be_accelerator,
+    placed_on_accelerator,
     placement_of_device_string,
 )
 
@@ -329,7 +330,7 @@ class Expressions:
         float64 = next((v.float64 for _, v in tensors if v.float64), "")
         placed = chain(*(v.placed for _, v in tensors if may_be_accelerator(v.where)))
         # placed only by what unseen functions returned (``(1 - lam) * x``): still inferred
-        evident = [v for _, v in operands if may_be_accelerator(v.where) and not v.computed_from]
+        evident = [v for _, v in operands if placed_on_accelerator(v)]
         inferred = where if may_be_accelerator(where) and not evident else None
         result = Value(
             Kind.TENSOR,

@@ -111,6 +111,12 @@ def may_be_accelerator(where: Placement) -> bool:
     return where is not None and bool(where & ACCELERATORS)
 
 
+def placed_on_accelerator(value: Value) -> bool:
+    """May be on an accelerator by evidence (a move, a device), not only as what an unseen
+    function computed (``Value.computed_from``): what a mismatch report may rest on."""
+    return may_be_accelerator(value.where) and not value.computed_from
+
+
 def is_cpu(where: Placement) -> bool:
     return where == CPU
 
