@@ -83,6 +83,25 @@ class Methods:
             return None, False
         return None, True
 
+    def inferred_method_call(
+        self,
+        node: cst.Call,
+        receiver: Value,
+        method: str,
+        args: list[Value],
+        keywords: dict[str, Value],
+    ) -> Value:
+        """A method of what an unseen function returned (``loss_fn(out, y).mean()``):
+        computed where it is, and still inferred (``Value.computed_from``)."""
+        result = self.method_call(
+            node, replace(receiver, computed_from=None), method, args, keywords
+        )
+        if result.kind is Kind.UNKNOWN and result.where is None:
+            return Value(Kind.UNKNOWN, receiver.where, computed_from=receiver.computed_from)
+        if result.where == receiver.where and not result.computed_from:
+            return replace(result, computed_from=receiver.computed_from)
+        return result
+
     def method_call(
         self,
         node: cst.Call,
@@ -92,15 +111,7 @@ class Methods:
         keywords: dict[str, Value],
     ) -> Value:
         if receiver.computed_from is not None and receiver.kind is Kind.UNKNOWN:
-            # ``loss_fn(out, y).mean()``: what an unseen function returned, computed on
-            result = self.method_call(
-                node, replace(receiver, computed_from=None), method, args, keywords
-            )
-            if result.kind is Kind.UNKNOWN and result.where is None:
-                return Value(Kind.UNKNOWN, receiver.where, computed_from=receiver.computed_from)
-            if result.where == receiver.where and not result.computed_from:
-                return replace(result, computed_from=receiver.computed_from)  # still inferred
-            return result
+            return self.inferred_method_call(node, receiver, method, args, keywords)
         if receiver.kind is Kind.INSTANCE:
             # An object of this file's own class: ``meter.cuda()`` is its own method (which
             # mimics torch's and returns the object), not a placement.
