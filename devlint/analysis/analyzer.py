@@ -31,6 +31,7 @@ from devlint.analysis.inlining import MAX_INLINED_SIZE, Inlining
 from devlint.analysis.interpreter import Env, Interpreter, PendingBody
 from devlint.analysis.methods import Methods
 from devlint.analysis.module_classes import ModuleClasses
+from devlint.analysis.operators import Operators
 from devlint.analysis.project_flags import namespace_flags
 from devlint.analysis.project_imports import (
     CallerCall,
@@ -62,6 +63,7 @@ def new_interpreter(
     core.imports = Imports(core)
     core.definitions = Definitions(core)
     core.expressions = Expressions(core)
+    core.operators = Operators(core)
     core.effects = Effects(core)
     core.calls = Calls(core)
     core.methods = Methods(core)

@@ -412,7 +412,7 @@ class Calls:
             if name_guesses.names_a_class(callee_name):
                 return UNKNOWN  # ``cls(config)``, ``ModelClass(checkpoint["args"])``: an object
             if name_guesses.is_loss_like_name(callee_name):
-                return self.core.expressions.combine(node, inputs)
+                return self.core.operators.combine(node, inputs)
             if not name_guesses.follows_its_inputs(callee_name):
                 return UNKNOWN  # ``convert2cpu(x)``
             known = [  # a value of unknown kind moved with ``.to(device)`` counts too, but
@@ -437,7 +437,7 @@ class Calls:
         if callee.qualname in torch_api.HOST_ARGUMENT_CALLS:  # ``nn.CTCLoss()(log_probs, ...)``
             inputs = inputs[: torch_api.HOST_ARGUMENT_CALLS[callee.qualname]]
         if callee.stateless or callee.where is None:
-            return self.core.expressions.combine(node, inputs)
+            return self.core.operators.combine(node, inputs)
         if _moves_its_inputs(callee):
             return Value(Kind.TENSOR, callee.where)  # scattered from any device to CUDA
         tensors = [(n, v) for n, v in inputs if v.kind is Kind.TENSOR]

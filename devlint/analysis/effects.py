@@ -409,7 +409,7 @@ class Effects:
         operands = list(self.tensor_operands(node))
         if callee in torch_api.HOST_ARGUMENT_CALLS:  # ``F.ctc_loss(log_probs, targets, ...)``
             operands = operands[: torch_api.HOST_ARGUMENT_CALLS[callee]]
-        return self.core.expressions.combine(node, operands)
+        return self.core.operators.combine(node, operands)
 
     def converts_images(self, pipeline: cst.Call) -> bool:
         """A ``Compose([...])`` whose list holds an image-to-tensor transform."""

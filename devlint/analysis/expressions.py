@@ -1,10 +1,8 @@
-"""The interpreter's expressions: names, attributes, operators, branches and containers.
+"""The interpreter's expressions: names, attributes, strings, branches and containers.
 
-Every expression's value is recorded (``Records.values``) for the rules. Operators over
-tensors ``combine`` their operands: the result may be wherever any operand may be, and
-several tensors meeting are recorded as a ``Mix`` (DEV006 reads them). Boolean
-operators, ``not``, comparisons and conditional expressions over availability tests
-compute guard values (``guards.py``).
+Every expression's value is recorded (``Records.values``) for the rules; operators and
+comparisons are ``operators.py``'s, calls ``calls.py``'s. ``not`` and conditional
+expressions over availability tests compute guard values (``guards.py``).
 """
 
 from __future__ import annotations
@@ -18,13 +16,13 @@ from typing import Any, cast
 import libcst as cst
 
 from devlint.analysis import guards, name_guesses, torch_api
-from devlint.analysis.facts import Branch, Conditional, Mix, Operand
+from devlint.analysis.facts import Branch, Conditional
 from devlint.analysis.interpreter import Interpreter, batch_of, element_of
+from devlint.analysis.operators import FOLLOWING
 from devlint.analysis.syntax import (
     dotted_name,
     number_value,
     parameters,
-    source_of,
     string_value,
     subscript_key,
 )
@@ -40,12 +38,10 @@ from devlint.analysis.values import (
     Step,
     Value,
     chain,
-    follow_operands,
     is_none,
     join,
     join_placements,
     may_be_accelerator,
-    placed_on_accelerator,
     placement_of_device_string,
 )
 
@@ -238,7 +234,7 @@ class Expressions:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 index = self.expr(element.slice.value)
-                self.index_mix(node, base, element.slice.value, index)
+                self.core.operators.index_mix(node, base, element.slice.value, index)
             elif isinstance(element.slice, cst.Slice):
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
                     if part is not None:
@@ -254,138 +250,6 @@ class Expressions:
             # ``workspace.to(device)["critic"]``: what a moved container holds is there
             return Value(Kind.UNKNOWN, base.where, computed_from=base.computed_from)
         return UNKNOWN
-
-    def index_mix(
-        self, node: cst.Subscript, base: Value, index_node: cst.BaseExpression, index: Value
-    ) -> None:
-        """``cpu_tensor[device_indices]`` fails ("indices should be either on cpu or on the
-        same device as the indexed tensor"); a device tensor takes CPU indices."""
-        if (
-            base.kind is Kind.TENSOR
-            and base.where == CPU
-            and not base.scalar
-            and index.kind is Kind.TENSOR
-            and may_be_accelerator(index.where)
-        ):
-            operands = (Operand(node.value, base), Operand(index_node, index))
-            self.core.rec.mixes[id(node)] = Mix(node, operands, self.core.site())
-
-    def binary_operation(self, node: cst.BinaryOperation) -> Value:
-        # Left-nested chains (a + b + c + ...) are flattened so that long ones cannot
-        # exhaust the recursion limit.
-        chain: list[cst.BinaryOperation] = []
-        current: cst.BaseExpression = node
-        while type(current) is cst.BinaryOperation:
-            assert isinstance(current, cst.BinaryOperation)
-            chain.append(current)
-            current = current.left
-        left_node: cst.BaseExpression = current
-        left = self.expr(current)
-        for operation in reversed(chain):
-            right = self.expr(operation.right)
-            if _indexes_device(operation, left):
-                left = replace(left, constant=None)  # ``"cuda:" + str(rank)``: that device
-            elif _formats_cuda(operation, left):  # ``"cuda:%d" % gpu_id``
-                left = Value(Kind.DEVICE, CUDA, cuda_defaults=self.unguarded(left_node, CUDA))
-            elif _concatenates(operation, left_node):
-                left = join(left, right)  # ``(t,) + u.split(n)``: a sequence of both
-            else:
-                left = self.combine(operation, [(left_node, left), (operation.right, right)])
-            self.core.rec.values[id(operation)] = left
-            left_node = operation
-        return left
-
-    def combine(
-        self, node: cst.CSTNode, operands: Sequence[tuple[cst.BaseExpression | None, Value]]
-    ) -> Value:
-        """The result of an operation over tensors; records a ``Mix`` when several meet."""
-        tensors = [(n, v) for n, v in operands if v.kind is Kind.TENSOR]
-        if not tensors:
-            arrays = [v for _, v in operands if v.kind is Kind.ARRAY]
-            if arrays:  # NumPy arithmetic: float64 if an operand is
-                return Value(Kind.ARRAY, float64=next((a.float64 for a in arrays if a.float64), ""))
-            return _computed_from_moved([v for _, v in operands])
-        if len(tensors) > 1:  # 0-dim tensors from numbers mix with any device
-            tensors = [(n, v) for n, v in tensors if not v.scalar] or tensors[:1]
-        if len(tensors) >= 2:
-            operands_ = tuple(Operand(n, v) for n, v in tensors)
-            self.core.rec.mixes[id(node)] = Mix(node, operands_, self.core.site())
-        # A value of unknown kind that was moved (``x.to(device)``, a parameter ``x``) is
-        # placed like a tensor: where the result may be, not a mix to compare.
-        moved = [v.where for _, v in operands if v.kind is Kind.UNKNOWN and v.where]
-        known = [v.where for _, v in tensors if v.where is not None] + moved
-        where: Placement = None
-        if known and (
-            len(known) == len(tensors) + len(moved) or any(w and w != CPU for w in known)
-        ):
-            # On an accelerator if any operand may be; CPU only when every operand is
-            # (a CPU tensor meeting one of unknown placement gives unknown).
-            where = frozenset().union(*known)
-        # A result computed from CPU factories (and values of unknown placement, such as
-        # the inputs of ``forward``) still comes from those factories.
-        cpu_only = where is None or where == CPU
-        origins = tuple(o for _, v in tensors for o in v.origins) if cpu_only else ()
-        from_batch = all(v.from_batch for _, v in tensors)
-        scalar = all(v.scalar for _, v in tensors) and not _gives_shape(node)
-        float64 = next((v.float64 for _, v in tensors if v.float64), "")
-        placed = chain(*(v.placed for _, v in tensors if may_be_accelerator(v.where)))
-        # placed only by what unseen functions returned (``(1 - lam) * x``): still inferred
-        evident = [v for _, v in operands if placed_on_accelerator(v)]
-        inferred = where if may_be_accelerator(where) and not evident else None
-        result = Value(
-            Kind.TENSOR,
-            where,
-            from_batch=from_batch,
-            scalar=scalar,
-            origins=origins,
-            float64=float64,
-            placed=placed,
-            computed_from=inferred,
-        )
-        return follow_operands(result, [v for _, v in operands if v.kind in _FOLLOWING])
-
-    def boolean_operation(self, node: cst.BooleanOperation) -> Value:
-        left = self.expr(node.left)
-        is_and = type(node.operator) is cst.And
-        guarded = guards.is_cuda_guard(left, +1 if is_and else -1)
-        required = self.core.cuda_required
-        if guards.cuda_ids_test(node.left) == (+1 if is_and else -1):
-            self.core.cuda_required = True
-        with self.core.scope(guarded=self.core.ctx.guarded or guarded):
-            right = self.expr(node.right)  # may not run: what it requires stays with it
-        self.core.cuda_required = required
-        combined = guards.boolean(left, right, is_and)
-        if (
-            combined is not None
-            and is_and
-            and (left.kind is Kind.GUARD) != (right.kind is Kind.GUARD)
-        ):
-            # ``not args.no_cuda and torch.cuda.is_available()``: gated by the user's part.
-            setting = node.right if left.kind is Kind.GUARD else node.left
-            return guards.gated(combined, source_of(setting), self.core.ctx.function)
-        if combined is not None:
-            return combined
-        return join(left, right) if left.kind is right.kind else UNKNOWN
-
-    def comparison(self, node: cst.Comparison) -> Value:
-        comparing, self.core.comparing = self.core.comparing, True
-        try:  # ``device == torch.device("cuda")`` reads ``device`` to test it, not to place
-            left = self.expr(node.left)
-            operands: list[tuple[cst.BaseExpression | None, Value]] = [(node.left, left)]
-            for target in node.comparisons:
-                operands.append((target.comparator, self.expr(target.comparator)))
-        finally:
-            self.core.comparing = comparing
-        for operand, _ in operands:
-            self.core.mark_reference(operand)
-        if len(node.comparisons) == 1:
-            first = node.comparisons[0]
-            guard = guards.overridden_setting(
-                first.operator, first.comparator, left
-            ) or guards.comparison(node.left, first.operator, first.comparator, left)
-            if guard is not None:
-                return guard
-        return self.combine(node, operands)
 
     def inherited_flag(self, test: cst.BaseExpression) -> bool:
         """``self.use_cuda`` read in a method of a class whose base this file does not
@@ -455,8 +319,8 @@ class Expressions:
         if (
             flag_key is not None
             and body.where != orelse.where
-            and body.kind in _FOLLOWING
-            and orelse.kind in _FOLLOWING
+            and body.kind in FOLLOWING
+            and orelse.kind in FOLLOWING
         ):
             # ``x.cuda() if args.cuda else x``: where the flag says, as after an ``if``
             holds, fails = (body, orelse) if flag_key[1] > 0 else (orelse, body)
@@ -608,50 +472,6 @@ def _holds_settings(expr: cst.BaseExpression, value: Value) -> bool:
     return name is not None and name_guesses.holds_settings(name)
 
 
-def _gives_shape(node: cst.CSTNode) -> bool:
-    """``t.view(1, 3)``, ``t.expand(...)``: the result of a 0-dim tensor is no longer 0-dim."""
-    return (
-        type(node) is cst.Call
-        and type(node.func) is cst.Attribute
-        and node.func.attr.value in torch_api.SHAPING_METHODS
-    )
-
-
-def _computed_from_moved(values: list[Value]) -> Value:
-    """An operation over values of unknown kind moved to a device that may be an
-    accelerator (modules have no arithmetic): a tensor computed where they are
-    (``loss(learner(x), labels)``); else unknown. Still inferred (``computed_from``) when
-    only unseen functions' results placed it."""
-    moved = [v for v in values if v.kind is Kind.UNKNOWN and v.where]
-    if not moved or not all(may_be_accelerator(v.where) for v in moved):
-        return UNKNOWN
-    where: frozenset[str] = frozenset().union(*(v.where or () for v in moved))
-    inferred = where if all(v.computed_from for v in moved) else None
-    return Value(
-        Kind.TENSOR, where, placed=chain(*(v.placed for v in moved)), computed_from=inferred
-    )
-
-
-def _indexes_device(operation: cst.BinaryOperation, left: Value) -> bool:
-    """``"cuda:" + str(rank)``: a device string with its index appended."""
-    return (
-        type(operation.operator) is cst.Add
-        and left.kind is Kind.DEVICE
-        and isinstance(left.constant, str)
-        and left.constant.endswith(":")
-    )
-
-
-def _formats_cuda(operation: cst.BinaryOperation, left: Value) -> bool:
-    """``"cuda:%d" % rank``: a CUDA device name with its index formatted in."""
-    return (
-        type(operation.operator) is cst.Modulo
-        and left.kind in (Kind.CONSTANT, Kind.DEVICE)
-        and isinstance(left.constant, str)
-        and left.constant.startswith("cuda:%")
-    )
-
-
 def _unwrap_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``enumerate(x)``, ``tqdm(x)``, ``iter(x)`` -> ``x`` (zip is handled by the caller)."""
     if type(expr) is cst.Call and expr.args and expr.args[0].keyword is None:
@@ -670,10 +490,10 @@ _HANDLERS: dict[type, Callable[[Expressions, Any], Value]] = {
     cst.Integer: Expressions.number,
     cst.Float: Expressions.number,
     cst.Subscript: Expressions.subscript,
-    cst.BinaryOperation: Expressions.binary_operation,
+    cst.BinaryOperation: lambda e, node: e.core.operators.binary_operation(node),
     cst.UnaryOperation: Expressions.unary,
-    cst.BooleanOperation: Expressions.boolean_operation,
-    cst.Comparison: Expressions.comparison,
+    cst.BooleanOperation: lambda e, node: e.core.operators.boolean_operation(node),
+    cst.Comparison: lambda e, node: e.core.operators.comparison(node),
     cst.IfExp: Expressions.if_expression,
     cst.Tuple: Expressions.sequence,
     cst.List: Expressions.sequence,
@@ -705,15 +525,6 @@ def _constant(value: object) -> Value:
     return Value(Kind.CONSTANT, constant=value)
 
 
-def _concatenates(node: cst.BinaryOperation, left: cst.BaseExpression) -> bool:
-    """``+`` with a literal tuple or list on either side: sequences joined, no tensor
-    arithmetic."""
-    sequences = (cst.Tuple, cst.List)
-    return isinstance(node.operator, cst.Add) and (
-        isinstance(left, sequences) or isinstance(node.right, sequences)
-    )
-
-
 def _element_at(base: Value, index: Value) -> Value | None:
     """The element of a literal tuple that a constant index (``[0]``, ``[-1]``) picks."""
     position = index.constant
@@ -722,6 +533,3 @@ def _element_at(base: Value, index: Value) -> Value | None:
     if not -len(base.elements) <= position < len(base.elements):
         return None
     return base.elements[position]
-
-
-_FOLLOWING = (Kind.TENSOR, Kind.UNKNOWN)  # what may follow a flag into a result

@@ -17,7 +17,7 @@ object per module, each built with the core and reaching the others through it
   by hand), environments and their joins, the fixpoint for loops;
 - ``statements.py``: statements, loops and ``try``; ``branches.py``: ``if``;
   ``imports.py``: imports; ``definitions.py``: functions, classes and parameter values;
-- ``expressions.py``: expressions and operators;
+- ``expressions.py``: expressions; ``operators.py``: operators and comparisons;
 - ``calls.py``: calls: this file's functions and classes, modules called, and the
   dispatch of torch APIs to ``effects.py`` (one handler per ``torch_api.Effect``);
   ``methods.py``: methods of tensors, modules and this file's objects;
@@ -72,6 +72,7 @@ if TYPE_CHECKING:  # the handlers import this module; they are built by ``analyz
     from devlint.analysis.inlining import Inlining
     from devlint.analysis.methods import Methods
     from devlint.analysis.module_classes import ModuleClasses
+    from devlint.analysis.operators import Operators
     from devlint.analysis.statements import Statements
 
 Env = dict[str, Value]
@@ -180,6 +181,7 @@ class Interpreter:
     imports: Imports
     definitions: Definitions
     expressions: Expressions
+    operators: Operators
     effects: Effects
     calls: Calls
     methods: Methods
@@ -234,6 +236,7 @@ class Interpreter:
         of the core too."""
         del self.definitions.core
         del self.statements, self.branches, self.imports, self.definitions, self.expressions
+        del self.operators
         del self.effects, self.calls, self.datasets, self.module_classes, self.methods
         del self.inlining
 

@@ -258,7 +258,7 @@ class Methods:
         operands = [(node.func, receiver)] + [
             (arg.value, value) for arg, value in zip(positional, args, strict=False)
         ]
-        return self.core.expressions.combine(node, operands)
+        return self.core.operators.combine(node, operands)
 
     def computes_like_forward(self, class_name: str, method: str) -> bool:
         """Whether ``method`` of this file's module class reads ``self`` and neither moves

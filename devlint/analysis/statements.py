@@ -233,7 +233,7 @@ class Statements:
                 self.core.expressions.expr(small.value),
             )
             operands = [(small.target, current), (small.value, value)]
-            result = self.core.expressions.combine(small, operands)
+            result = self.core.operators.combine(small, operands)
             if current.kind is Kind.TENSOR:
                 # ``count += mask.sum()`` works in place: the tensor keeps its device and
                 # its shape (a 0-dim CPU count still mixes with any device).
