@@ -173,6 +173,7 @@ class Branches:
             guarded=ctx.guarded
             or guards.may_guard_cuda(test, +1)
             or self.core.expressions.inherited_flag(node.test),
+            backends_tested=guards.tested_where_absent(ctx.backends_tested, test, +1),
             conditional=conditional[0],
             inner_conditional=inner_conditional[0],
             branches=(*ctx.branches, Branch(node, node.body)),
@@ -192,9 +193,7 @@ class Branches:
                 self.core.env[host_typed[0]] = host_typed[1]
         body_env, body_required = self.core.env, self.core.cuda_required
         self.core.env = dict(before)
-        backends = ctx.backends_tested
-        if test.kind is Kind.GUARD and test.qualname:
-            backends = backends | {test.qualname}
+        backends = guards.tested_where_absent(ctx.backends_tested, test, -1)
         else_branches = ctx.branches
         if node.orelse is not None:
             else_branches = (*ctx.branches, Branch(node, node.orelse))

@@ -277,16 +277,13 @@ class Expressions:
         required, ids_test = self.core.cuda_required, guards.cuda_ids_test(node.test)
         placement, saved_env = guards.placement_test(node.test), self.core.env
         flag_key = guards.flag_test(node.test)
-        backends = ctx.backends_tested
-        if test.kind is Kind.GUARD and test.qualname:
-            backends = backends | {test.qualname}
         sides = []
         for polarity, part in ((+1, node.body), (-1, node.orelse)):
             with self.core.scope(
                 guarded=ctx.guarded
                 or guards.may_guard_cuda(test, polarity)
                 or (polarity > 0 and self.inherited_flag(node.test)),
-                backends_tested=ctx.backends_tested if polarity > 0 else backends,
+                backends_tested=guards.tested_where_absent(ctx.backends_tested, test, polarity),
                 branches=(*ctx.branches, Branch(node, part)),
             ):
                 self.core.cuda_required = required or ids_test == polarity

@@ -174,6 +174,27 @@ def overridden_setting(
     return device_test("cuda", +1) if equal else None
 
 
+# The queries that name the host's operating system: macOS is where MPS can exist.
+MACOS_QUERIES = frozenset({"sys.platform", "platform.system"})
+
+
+def macos_test(
+    subject: str | None, operator: cst.BaseCompOp, right: cst.BaseExpression
+) -> Value | None:
+    """``sys.platform == "darwin"``, ``platform.system() == "Darwin"`` (``subject``: the
+    query compared, by qualified name): a choice made under it has considered MPS, as
+    under ``device.type == "mps"``; it says nothing about CUDA (speech-to-speech's
+    handlers route macOS to MPS and choose CUDA or the CPU elsewhere: eval/blind105)."""
+    text = string_value(right)
+    if subject not in MACOS_QUERIES or text is None or text.lower() != "darwin":
+        return None
+    if isinstance(operator, cst.Equal):
+        return device_test("mps", 0)  # the ``else`` has considered MPS, as after any test
+    if isinstance(operator, cst.NotEqual):
+        return device_test("mps", -1)  # so has the body, off macOS
+    return None
+
+
 def _membership(operator: cst.BaseCompOp, right_node: cst.BaseExpression) -> Value | None:
     """``device.type in ("cpu", "mps")``: the other devices exclude CUDA."""
     if not (isinstance(operator, cst.In | cst.NotIn) and type(right_node) in (cst.Tuple, cst.List)):
@@ -508,3 +529,15 @@ def _device_holder(side: cst.BaseExpression) -> str | None:
     if type(side) is cst.Attribute and side.attr.value == "device":
         side = side.value
     return dotted_name(side)
+
+
+def tested_where_absent(backends: frozenset[str], test: Value, side: int) -> frozenset[str]:
+    """The backends tested, on the side of an ``if`` (+1: its body) where the test of a
+    backend says it is absent: the ``else`` of any test, the body of one that points the
+    other way (``if not torch.backends.mps.is_available():``, ``if sys.platform !=
+    "darwin":``). A choice made there has considered that backend (DEV004)."""
+    if test.kind is not Kind.GUARD or not test.qualname:
+        return backends
+    if side < 0 or test.polarity < 0:
+        return backends | {test.qualname}
+    return backends

@@ -178,6 +178,13 @@ class Operators:
             ) or guards.comparison(node.left, first.operator, first.comparator, left)
             if guard is not None:
                 return guard
+            queried = left
+            if type(node.left) is cst.Call:  # ``platform.system() == "Darwin"``
+                queried = self.core.rec.values.get(id(node.left.func), UNKNOWN)
+            subject = queried.qualname if queried.kind is Kind.IMPORTED else None
+            guard = guards.macos_test(subject, first.operator, first.comparator)
+            if guard is not None:
+                return guard
         return self.combine(node, operands)
 
 
