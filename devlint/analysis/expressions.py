@@ -81,12 +81,26 @@ class Expressions:
             value = self.core.lookup(node.value)
         if value is None:
             return self.star_imported(node.value)
-        if value.kind is Kind.FUNCTION:
+        if value.kind is Kind.CONSTANT and self.core.ctx.function is not None:
+            value = self.placeholder_flag(node.value, value)
+        elif value.kind is Kind.FUNCTION:
             self.core.name_reads[node.value] += 1
         elif value.kind is Kind.IMPORTED and value.qualname in self.core.imports.project_names:
             return self.project_value(value)  # ``from config import USE_CUDA``
         self.core.note_read(value)
         return value
+
+    def placeholder_flag(self, key: str, placeholder: Value) -> Value:
+        """``self.use_cuda = False`` read before the method that sets it only where CUDA is
+        (its class's ``cuda()``), a module's ``initialized = False`` read in a function
+        where another sets it (``global initialized``) only where CUDA is: the test, once
+        that is known (``Statements.flag_set_with_cuda``; the placeholder joins it:
+        ``values.join``). Until then the key is missed: the analysis runs once more."""
+        flag = self.core.guard_attributes.get(key)
+        if flag is None:
+            self.core.missed_attributes.add(key)
+            return placeholder
+        return join(placeholder, flag)
 
     def project_value(self, imported: Value) -> Value:
         """What a project module's top-level name holds (a flag, a device), when its text
@@ -215,6 +229,8 @@ class Expressions:
         if known is None and self.core.guard_attributes:
             alias = name_guesses.aliased_flag(key, self.core.guard_attributes)
             known = self.core.guard_attributes[alias] if alias is not None else None
+        if known is not None and known.kind is Kind.CONSTANT:
+            known = self.placeholder_flag(key, known)  # ``self.use_cuda = False``
         if known is not None:
             self.core.note_read(known)
             return known

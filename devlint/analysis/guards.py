@@ -15,7 +15,11 @@ guard however it was computed and wherever it was stored:
   still a guard: truthy implies CUDA), ``bool(...)``, ``True if avail else False``,
   ``device_count() > 0``;
 - storage: names, attributes (``self.use_cuda``, ``args.cuda``), constant dict keys
-  (``cfg["cuda"]``) and the return values of helpers carry the value like any other.
+  (``cfg["cuda"]``) and the return values of helpers carry the value like any other;
+  ``True`` stored only where CUDA certainly is (a class's own ``cuda()``, past an early
+  exit on availability) is a test of where the code runs, as ``x.is_cuda`` is
+  (``Statements.flag_set_with_cuda``), also in a module global a function sets;
+- the host: ``sys.platform == "darwin"`` tests where MPS can exist (``macos_test``).
 
 A flag computed only from user options (``args.cuda``, never combined with an availability
 test) is not a GUARD value: it is a user choice, and code under it is unguarded. A flag

@@ -197,6 +197,9 @@ class Interpreter:
         self.guard_attributes: Env = dict(guard_attributes)
         self.seeded_guards = frozenset(guard_attributes)  # those known before this run
         self.missed_attributes: set[str] = set()
+        # (id of a function, name) for each ``global name`` statement: a flag it sets there
+        # is module state, read by the module's other functions as an attribute is.
+        self.declared_globals: set[tuple[int, str]] = set()
         self.rec = Records()
         self.ctx = Context()
         self.module_env: Env = {}
@@ -330,7 +333,9 @@ class Interpreter:
             self.replace_state(key, value)
         if method_key is not None and target is not None:
             self.rec.attribute_stores.append(AttributeStore(*method_key, value, target))
-        if "." in key and value.kind is Kind.GUARD:
+        if value.kind is Kind.GUARD and (
+            "." in key or (id(self.ctx.function), key) in self.declared_globals
+        ):
             self.guard_attributes[key] = value
 
     def replace_state(self, key: str, value: Value) -> None:
