@@ -378,7 +378,9 @@ class Effects:
                 dotted_name(data) or ""
             )  # an ``int`` (``num_components: int``) makes a number whatever its name
             return self.made_by_default(node, scalar=not several)
-        result = self.made_by_default(node, scalar=from_data and is_number)
+        no_shape = type(data) in (cst.Tuple, cst.List) and not data.elements  # type: ignore[union-attr]
+        # ``torch.zeros(())``: a shape of no dimensions makes a 0-dim tensor (Olive's kquant)
+        result = self.made_by_default(node, scalar=(is_number if from_data else no_shape))
         numbers = type(data) in (cst.List, cst.Tuple) and all(
             type(element.value) in (cst.Integer, cst.Float)
             for element in data.elements  # type: ignore[union-attr]
