@@ -81,8 +81,8 @@ class Expressions:
             value = self.core.lookup(node.value)
         if value is None:
             return self.star_imported(node.value)
-        if value.kind is Kind.CONSTANT and self.core.ctx.function is not None:
-            value = self.placeholder_flag(node.value, value)
+        if value.kind is Kind.CONSTANT and node.value not in self.core.env:
+            value = self.placeholder_flag(node.value, value)  # a module's, in a function
         elif value.kind is Kind.FUNCTION:
             self.core.name_reads[node.value] += 1
         elif value.kind is Kind.IMPORTED and value.qualname in self.core.imports.project_names:

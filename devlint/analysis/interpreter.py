@@ -408,14 +408,18 @@ class Interpreter:
         if len(envs) == 1:
             return envs[0]
         result: Env = {}
-        module = self.module_env if self.env is not self.module_env else {}
+        function = id(self.ctx.function)
         for key in set().union(*envs):
             present = [env[key] for env in envs if key in env]
-            if len(present) < len(envs) and key in module:
-                # bound on some paths only: the others still see the module's name
+            if (
+                len(present) < len(envs)
+                and (function, key) in self.declared_globals
+                and key in self.module_env
+            ):
+                # a global bound on some paths only: the others still see the module's
                 # (``synchronize = torch.cuda.synchronize`` under a guard, the module's
                 # own ``synchronize`` elsewhere: functorch, eval/blind112)
-                present.append(module[key])
+                present.append(self.module_env[key])
             value = present[0]
             for other in present[1:]:
                 value = join(value, other)
