@@ -61,8 +61,9 @@ def layout_problems(before: str, after: str) -> list[str]:
     A matched line may change its indentation only by as much as the first line of its
     statement did (a statement moved to another block), or, in a statement whose first
     line a fix rewrote, stay deeper than that line (the fix wrapped the statement anew);
-    a line inside a multi-line string not at all. A line a fix wrote (no match) inside
-    brackets is indented at least as deep as its statement.
+    a line inside a multi-line string not at all; in a statement a fix wrote lines into,
+    a continuation line may move deeper (it was wrapped with them). A line a fix wrote
+    (no match) inside brackets is indented at least as deep as its statement.
     """
     old, new = _rows(before), _rows(after)
     if new is None:
@@ -70,17 +71,21 @@ def layout_problems(before: str, after: str) -> list[str]:
     if old is None:
         return []
     problems = []
-    matched: set[int] = set()
-    for i, j in _matching_lines(old, new):
-        matched.add(j)
+    pairs = _matching_lines(old, new)
+    matched = {j for _, j in pairs}
+    # Statements a fix wrote lines into (an argument wrapped in a parenthesised choice):
+    # their other continuation lines may move deeper with what was written around them.
+    written = {row.start for j, row in enumerate(new) if j not in matched and row.text.strip()}
+    for i, j in pairs:
         was, now = old[i], new[j]
         shift = now.indent - was.indent
         if not shift or not now.text.strip():
             continue
         if was.in_string or now.in_string:
             problems.append(f"line {j + 1}: a multi-line string's line was re-indented")
-        elif shift != new[now.start].indent - old[was.start].indent and not _rewrapped(
-            old[was.start], new[now.start], now
+        elif shift != new[now.start].indent - old[was.start].indent and not (
+            _rewrapped(old[was.start], new[now.start], now)
+            or (now.start in written and now.start != j and shift > 0)
         ):
             problems.append(f"line {j + 1}: indentation changed from {was.indent} to {now.indent}")
     for j, row in enumerate(new):
