@@ -94,7 +94,7 @@ class Expressions:
         """``self.use_cuda = False`` read before the method that sets it only where CUDA is
         (its class's ``cuda()``), a module's ``initialized = False`` read in a function
         where another sets it (``global initialized``) only where CUDA is: the test, once
-        that is known (``Statements.flag_set_with_cuda``; the placeholder joins it:
+        that is known (``Branches.flag_set_with_cuda``; the placeholder joins it:
         ``values.join``). Until then the key is missed: the analysis runs once more."""
         flag = self.core.guard_attributes.get(key)
         if flag is None:

@@ -18,7 +18,7 @@ guard however it was computed and wherever it was stored:
   (``cfg["cuda"]``) and the return values of helpers carry the value like any other;
   ``True`` stored only where CUDA certainly is (a class's own ``cuda()``, past an early
   exit on availability) is a test of where the code runs, as ``x.is_cuda`` is
-  (``Statements.flag_set_with_cuda``), also in a module global a function sets;
+  (``Branches.flag_set_with_cuda``), also in a module global a function sets;
 - the host: ``sys.platform == "darwin"`` tests where MPS can exist (``macos_test``).
 
 A flag computed only from user options (``args.cuda``, never combined with an availability

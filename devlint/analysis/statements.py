@@ -291,7 +291,7 @@ class Statements:
             name = dotted_name(small.targets[0].target) or ""
             value = replace(value, scalar=not name_guesses.names_a_sequence(name))
         if value.kind is Kind.CONSTANT and value.constant is True:
-            value = self.flag_set_with_cuda(value)
+            value = self.core.branches.flag_set_with_cuda(value)
         for target in small.targets:
             self.core.bind(target.target, value)
         self.note_module_marks(small, value)
@@ -310,32 +310,6 @@ class Statements:
             assert isinstance(small.value, cst.Dict)
             for target in small.targets:
                 self.bind_dict_keys(target.target, small.value)
-
-    def flag_set_with_cuda(self, value: Value) -> Value:
-        """``self.use_cuda = True`` in the class's own ``cuda()``, ``initialized = True``
-        after ``if not torch.cuda.is_available(): return``: a flag set only where CUDA is
-        tests where the code runs, as ``x.is_cuda`` does (its ``False`` elsewhere joins to
-        the test: ``values.join``). DrQA's ``DocReader`` (eval/blind108), VAR's ``dist``
-        module (eval/blind95)."""
-        return guards.ON_CUDA if self.certainly_with_cuda() else value
-
-    def certainly_with_cuda(self) -> bool:
-        """Whether the code here runs only where CUDA is, by evidence: a *CUDA required*
-        context, an enclosing branch on an availability test, or an early exit on one
-        (not a flag that may be the caller's test: ``guards.may_guard_cuda``)."""
-        ctx = self.core.ctx
-        if self.core.cuda_required:
-            return True
-        if not ctx.guarded:
-            return False
-        values = self.core.rec.values
-        for branch in ctx.branches:
-            node = branch.node
-            if type(node) is cst.If or type(node) is cst.IfExp:
-                test = values.get(id(node.test), UNKNOWN)
-                if guards.is_cuda_guard(test, +1 if branch.part is node.body else -1):
-                    return True
-        return not ctx.branches  # guarded by an early exit, or where the function runs
 
     def note_module_marks(self, small: cst.Assign, value: Value) -> None:
         """``pytestmark = [pytest.mark.skipif(not torch.cuda.is_available(), ...), ...]`` at
