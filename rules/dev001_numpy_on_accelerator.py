@@ -56,7 +56,12 @@ class NumpyOnAccelerator(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:
             func = call.node.func
-            if call.method == "numpy" and call.receiver is not None and not call.node.args:
+            if (
+                call.method == "numpy"
+                and call.receiver is not None
+                and not call.receiver.computed_from  # nor what another package returned
+                and not call.node.args
+            ):
                 tensor_value = call.receiver
                 what = "`.numpy()`"
                 tensor = func.value if isinstance(func, cst.Attribute) else None

@@ -267,6 +267,9 @@ class Calls:
             return Value(Kind.MODULE, qualname=torch_api.NAMED_PIPELINE)
         if effect is None:
             on_inputs = on_devices_of(args).where
+            built_on = keywords.get("device")
+            if not may_be_accelerator(on_inputs) and built_on and built_on.kind is Kind.DEVICE:
+                on_inputs = built_on.where  # ``TensorDict(..., device=device)``
             if not unseen or not may_be_accelerator(on_inputs):
                 return UNKNOWN  # the guess about unseen functions: see ``name_guesses``
             return Value(Kind.UNKNOWN, on_inputs, computed_from=on_inputs)
@@ -429,11 +432,18 @@ class Calls:
             followed = [v for _, v in inputs if v.kind in (Kind.TENSOR, Kind.UNKNOWN)]
             placed = chain(*(v.placed for v in followed if may_be_accelerator(v.where)))
             computed = (Step(node, "computed from them here"),) if placed else ()
+            # computed only from what unseen functions returned: still an inference
+            inferred = where if all(v.computed_from for v in followed if v.where) else None
             return follow_operands(
-                Value(Kind.TENSOR, where, placed=chain(placed, computed)), followed
+                Value(Kind.TENSOR, where, placed=chain(placed, computed), computed_from=inferred),
+                followed,
             )
         if callee.kind not in (Kind.MODULE, Kind.UNKNOWN, Kind.TENSOR):
             return UNKNOWN
+        if callee.kind is Kind.UNKNOWN and callee.computed_from:
+            # An object an unseen function built (``load_model(name, device=device)``):
+            # it computes where it was built, inferred; what it takes is its own affair.
+            return Value(Kind.UNKNOWN, callee.where, computed_from=callee.computed_from)
         if callee.qualname in torch_api.HOST_ARGUMENT_CALLS:  # ``nn.CTCLoss()(log_probs, ...)``
             inputs = inputs[: torch_api.HOST_ARGUMENT_CALLS[callee.qualname]]
         if callee.stateless or callee.where is None:

@@ -153,7 +153,7 @@ class Effects:
         if dataset is not None and (dataset.kind in _DATASETS or moved) and dataset.where:
             # ``TensorDataset(x.to(device))``, this file's dataset of device tensors
             # (``datasets.py``): the batches are where the dataset's items are.
-            return Value(Kind.LOADER, dataset.where)
+            return Value(Kind.LOADER, dataset.where, computed_from=dataset.computed_from)
         return Value(Kind.LOADER)
 
     def collated_on(self, node: cst.Call) -> Placement:

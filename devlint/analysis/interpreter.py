@@ -473,7 +473,9 @@ def batch_of(loader: Value, at: cst.CSTNode | None = None) -> Value:
     """One batch of a loader: on the CPU unless its dataset's tensors were moved. ``at``:
     where it is taken from a known loader (``for x, y in <loader>``, ``next(...)``)."""
     if loader.where and loader.where != CPU:
-        return Value(Kind.TENSOR, loader.where, whole_batch=True)
+        return Value(
+            Kind.TENSOR, loader.where, whole_batch=True, computed_from=loader.computed_from
+        )
     note = "batch taken from the data loader here, on the CPU"
     placed = (Step(at, note),) if at is not None and loader.kind is Kind.LOADER else ()
     return Value(Kind.TENSOR, CPU, from_batch=True, whole_batch=True, placed=placed)

@@ -29,6 +29,7 @@ from devlint.analysis.values import (
     is_empty_container,
     join_placement,
     join_placements,
+    joined_inference,
     may_be_accelerator,
 )
 
@@ -423,7 +424,10 @@ class Statements:
             if item.kind is Kind.TENSOR and holds_tensors:
                 where = join_placement(receiver.where, item.where)
                 self.core.env[key] = Value(
-                    Kind.TENSOR, where, placed=chain(receiver.placed, item.placed)
+                    Kind.TENSOR,
+                    where,
+                    placed=chain(receiver.placed, item.placed),
+                    computed_from=joined_inference(receiver, item),
                 )
             elif holds_tensors:
                 self.core.env[key] = UNKNOWN  # ``models.append(Net())``: not a tensor container

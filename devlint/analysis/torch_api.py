@@ -283,10 +283,12 @@ def is_module_class(qualname: str | None) -> bool:
 
 def is_layer_class(qualname: str) -> bool:
     """A ``torch.nn`` class that has parameters of its own (``nn.Linear``, ``nn.Conv2d``;
-    not ``nn.Module`` nor the containers, whose parameters are their parts')."""
+    not ``nn.Module`` nor the containers and wrappers, whose parameters are their parts':
+    a subclass of ``nn.DataParallel`` is where the module it wraps is)."""
     return (
         is_module_class(qualname)
         and qualname.rsplit(".", 1)[-1] not in ("Module", *_CONTAINER_LEAVES)
+        and qualname not in WRAPPERS | DISTRIBUTED_WRAPPERS
         and not is_stateless_module(qualname)
     )
 

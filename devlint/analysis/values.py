@@ -320,7 +320,11 @@ def join(a: Value, b: Value) -> Value:
         if is_index(a) and is_index(b):
             return Value(Kind.INTEGER)  # ``0`` on one path, ``int(rank)`` on the other
         if a.kind in _PLACED and b.kind in _PLACED:  # a CUDA tensor, or something unknown
-            return Value(where=join_branches(a.where, b.where), placed=chain(a.placed, b.placed))
+            return Value(
+                where=join_branches(a.where, b.where),
+                placed=chain(a.placed, b.placed),
+                computed_from=joined_inference(a, b),
+            )
         return UNKNOWN
     if a.kind in (Kind.IMPORTED, Kind.FUNCTION, Kind.CLASS, Kind.CONSTANT):
         if (a.qualname, a.constant) == (b.qualname, b.constant):
@@ -350,7 +354,16 @@ def join(a: Value, b: Value) -> Value:
         from_caller=a.from_caller and b.from_caller,
         placed=chain(a.placed, b.placed),
         absent=a.absent if a.absent == b.absent else None,
+        computed_from=joined_inference(a, b),
     )
+
+
+def joined_inference(a: Value, b: Value) -> Placement:
+    """Where either side was inferred to be computed (``Value.computed_from``): a value
+    that may be an unseen function's result stays an inference."""
+    if a.computed_from is None and b.computed_from is None:
+        return None
+    return (a.computed_from or frozenset()) | (b.computed_from or frozenset())
 
 
 def _joined_origins(a: Value, b: Value) -> tuple[cst.Call, ...]:
