@@ -287,9 +287,25 @@ def _chain_end(facts: FileFacts, node: cst.If) -> Placement:
     test = facts.value_of(node.test)
     if (test.kind is Kind.GUARD and test.qualname != "cuda") or (chosen and "mps" in chosen):
         return None  # ``elif torch.backends.mps.is_available():``, or MPS chosen
+    if chosen is None and _takes_a_device(facts, node.body.body):
+        return None  # ``elif params: device = params[0].device``: wherever they are
     if isinstance(node.orelse, cst.If):
         return _chain_end(facts, node.orelse)
     return _chosen(facts, node.orelse.body.body) if node.orelse is not None else None
+
+
+def _takes_a_device(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> bool:
+    """A branch whose last statement binds a device of unknown placement (the device of
+    a tensor it was given, which may be MPS)."""
+    last = statements[-1] if statements else None
+    if not isinstance(last, cst.SimpleStatementLine):
+        return False
+    small = last.body[-1]
+    value = small.value if isinstance(small, cst.Assign | cst.AnnAssign | cst.Return) else None
+    if value is None:
+        return False
+    taken = facts.value_of(value)
+    return taken.kind is Kind.DEVICE and taken.where is None
 
 
 def _overrides_default(conditional: Conditional) -> bool:

@@ -369,6 +369,8 @@ class Effects:
             if data is None:
                 return Value(Kind.TENSOR)
             source = self.core.rec.values.get(id(data), UNKNOWN)
+            if source.listed:  # ``torch.tensor(losses)`` of a list of tensors: new, by default
+                return self.made_by_default(node, scalar=False)
             if source.kind is Kind.TENSOR:  # ``torch.tensor(t)`` keeps the device of t
                 return Value(Kind.TENSOR, source.where, origins=source.origins)
             # ``torch.tensor(rewards)``, ``torch.tensor(self.dim)``: Python data, made on the

@@ -261,7 +261,8 @@ class Expressions:
         if picked is not None:
             return picked  # ``step(x)[0]`` of a function returning ``loss, acc``
         if base.kind is Kind.TENSOR:
-            return replace(base, whole_batch=False)
+            sliced = all(isinstance(element.slice, cst.Slice) for element in node.slice)
+            return replace(base, whole_batch=False, listed=base.listed and sliced)
         if base.kind is Kind.UNKNOWN and may_be_accelerator(base.where):
             # ``workspace.to(device)["critic"]``: what a moved container holds is there
             return Value(Kind.UNKNOWN, base.where, computed_from=base.computed_from)
@@ -344,6 +345,8 @@ class Expressions:
     def sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
         values = [self.expr(element.value) for element in node.elements]
         whole = self.container(values)
+        if whole.kind is Kind.TENSOR and type(node) is not cst.Set:
+            whole = replace(whole, listed=True)
         if (
             type(node) is not cst.Tuple
             or not any(value.kind is Kind.TENSOR or value.where for value in values)  # shapes
@@ -406,6 +409,7 @@ class Expressions:
                 element_value.where,
                 from_batch=element_value.from_batch,
                 placed=element_value.placed,
+                listed=type(node) is cst.ListComp,
             )
         return UNKNOWN
 

@@ -458,7 +458,7 @@ def element_of(value: Value) -> Value:
     if value.kind is Kind.TENSOR:
         if value.vector:  # ``for t in torch.linspace(0, 1, n):`` 0-dim tensors
             return replace(value, whole_batch=False, vector=False, scalar=True)
-        return replace(value, whole_batch=False)
+        return replace(value, whole_batch=False, listed=False)
     if value.kind is Kind.LOADER:
         return batch_of(value)
     if value.kind is Kind.DEVICE and value.constant is None:

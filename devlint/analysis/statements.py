@@ -428,6 +428,7 @@ class Statements:
                     where,
                     placed=chain(receiver.placed, item.placed),
                     computed_from=joined_inference(receiver, item),
+                    listed=receiver.listed or is_empty_container(receiver),
                 )
             elif holds_tensors:
                 self.core.env[key] = UNKNOWN  # ``models.append(Net())``: not a tensor container

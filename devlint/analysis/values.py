@@ -224,6 +224,10 @@ class Value:
     # anything (an image, a number, a tuple): its elements are not, and NumPy's
     # conversions of it are no DEV001.
     computed_from: Placement = None
+    # TENSOR that is a Python list or tuple of tensors (a literal, a list comprehension,
+    # ``append``s to an empty list), not one tensor: ``torch.tensor(it)`` reads each
+    # element's value and builds a new tensor on the default device.
+    listed: bool = False
 
     def moved(self, where: Placement, by: tuple[Step, ...] = ()) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement;
@@ -355,6 +359,7 @@ def join(a: Value, b: Value) -> Value:
         placed=chain(a.placed, b.placed),
         absent=a.absent if a.absent == b.absent else None,
         computed_from=joined_inference(a, b),
+        listed=a.listed and b.listed,
     )
 
 

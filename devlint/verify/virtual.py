@@ -133,6 +133,9 @@ class VirtualDevice:
             self._device_module = None
         constructors = getattr(self._device_module, "_device_constructors", None)
         self._constructors: frozenset[Any] = frozenset(constructors() if constructors else ())
+        # Built from Python data: given a list of tensors, they read each value
+        # (``Tensor.item``) into a new tensor on the default device, not the elements'.
+        self._from_data = frozenset({self.torch.tensor, self.torch.as_tensor})
 
     # -- tags -----------------------------------------------------------------------------
 
@@ -258,6 +261,8 @@ class VirtualDevice:
             else:
                 target = None
         inputs = self._input_devices(args, kwargs)
+        if func in self._from_data and args and isinstance(args[0], (list, tuple)):
+            inputs = []  # ``torch.tensor(losses)``: a new tensor of the values read
         if name in ("__getitem__", "__setitem__", "index_put_", "index_put"):
             self._check_indices(args)
         elif name in ("masked_fill", "masked_fill_") and len(args) > 1:

@@ -213,6 +213,23 @@ def test_ctc_loss_takes_its_targets_and_lengths_on_the_cpu() -> None:
             loss + torch.ones(3)
 
 
+def test_a_tensor_built_from_a_list_of_device_tensors_is_on_the_cpu() -> None:
+    """``torch.tensor([t, ...])`` reads each element's value into a new tensor on the
+    default device (a meta element raises in ``Tensor.item``, so does torch); given one
+    tensor it copies it where it is."""
+    import torch
+
+    from devlint.verify.virtual import VirtualDevice
+
+    with VirtualDevice("cuda"):
+        losses = [torch.ones((), device="cuda") for _ in range(3)]
+        assert not torch.tensor(losses).is_cuda
+        assert not torch.as_tensor(losses).is_cuda
+        assert torch.tensor(losses[0]).is_cuda
+    with pytest.raises(RuntimeError, match="item"):
+        torch.tensor([torch.zeros((), device="meta")])
+
+
 @pytest.mark.parametrize("kind", ["cuda", "mps"])
 def test_every_replacement_keeps_the_shape_of_what_it_replaces(kind: str) -> None:
     """torch and libraries on top of it inspect torch's functions (torch 2.14's dynamo reads
