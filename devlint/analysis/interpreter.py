@@ -55,7 +55,7 @@ from devlint.analysis.values import (
     Step,
     Value,
     is_empty_container,
-    join,
+    join_binding,
     join_placement,
     may_be_accelerator,
 )
@@ -422,7 +422,7 @@ class Interpreter:
                 present.append(self.module_env[key])
             value = present[0]
             for other in present[1:]:
-                value = join(value, other)
+                value = join_binding(value, other)
             result[key] = value
         return result
 

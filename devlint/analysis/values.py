@@ -363,6 +363,22 @@ def join(a: Value, b: Value) -> Value:
     )
 
 
+def join_binding(a: Value, b: Value) -> Value:
+    """What a name holds where two paths meet (``join``), except that a CUDA default the
+    code replaced on some paths only by a value of unknown kind (``device =
+    torch.device("cuda:0")``, then ``if big: device = model.hf_device_map["lm_head"]``)
+    still reaches what follows on the others (DEV003; wanda, eval/blind113)."""
+    device, other = (a, b) if a.kind is Kind.DEVICE else (b, a)
+    if device.kind is Kind.DEVICE and device.cuda_defaults and other.kind is Kind.UNKNOWN:
+        return Value(
+            Kind.DEVICE,
+            join_branches(device.where, None),
+            cuda_defaults=device.cuda_defaults,
+            placed=device.placed,
+        )
+    return join(a, b)
+
+
 def joined_inference(a: Value, b: Value) -> Placement:
     """Where either side was inferred to be computed (``Value.computed_from``): a value
     that may be an unseen function's result stays an inference."""
