@@ -194,6 +194,7 @@ def devlint__analysis__facts__FileFacts(cls, fields, MISSING, _HAS_DEFAULT_FACTO
     _dflt_module_names = fields['module_names'].default_factory
     _dflt_definition_literals = fields['definition_literals'].default_factory
     _dflt_read_defaults = fields['read_defaults'].default_factory
+    _dflt_handed_placements = fields['handed_placements'].default_factory
     _dflt_device_named = fields['device_named'].default_factory
     _dflt_device_parameters = fields['device_parameters'].default_factory
     _dflt_star_bindings = fields['star_bindings'].default_factory
@@ -212,6 +213,7 @@ def devlint__analysis__facts__FileFacts(cls, fields, MISSING, _HAS_DEFAULT_FACTO
     _type_module_names = fields['module_names'].type
     _type_definition_literals = fields['definition_literals'].type
     _type_read_defaults = fields['read_defaults'].type
+    _type_handed_placements = fields['handed_placements'].type
     _type_device_named = fields['device_named'].type
     _type_device_parameters = fields['device_parameters'].type
     _type_star_bindings = fields['star_bindings'].type
@@ -221,7 +223,7 @@ def devlint__analysis__facts__FileFacts(cls, fields, MISSING, _HAS_DEFAULT_FACTO
     _type__function_of = fields['_function_of'].type
     _type__version_tests = fields['_version_tests'].type
     _return_type = None
-    def __init__(self,calls:_type_calls=_HAS_DEFAULT_FACTORY,mixes:_type_mixes=_HAS_DEFAULT_FACTORY,conditionals:_type_conditionals=_HAS_DEFAULT_FACTORY,values:_type_values=_HAS_DEFAULT_FACTORY,attribute_stores:_type_attribute_stores=_HAS_DEFAULT_FACTORY,attribute_loads:_type_attribute_loads=_HAS_DEFAULT_FACTORY,module_classes:_type_module_classes=_HAS_DEFAULT_FACTORY,module_names:_type_module_names=_HAS_DEFAULT_FACTORY,definition_literals:_type_definition_literals=_HAS_DEFAULT_FACTORY,read_defaults:_type_read_defaults=_HAS_DEFAULT_FACTORY,device_named:_type_device_named=_HAS_DEFAULT_FACTORY,device_parameters:_type_device_parameters=_HAS_DEFAULT_FACTORY,star_bindings:_type_star_bindings=_HAS_DEFAULT_FACTORY,resolve_stars:_type_resolve_stars=_dflt_resolve_stars,mps_at_end:_type_mps_at_end=_HAS_DEFAULT_FACTORY,_calls_by_node:_type__calls_by_node=_dflt__calls_by_node,_function_of:_type__function_of=_dflt__function_of,_version_tests:_type__version_tests=_HAS_DEFAULT_FACTORY)->_return_type:
+    def __init__(self,calls:_type_calls=_HAS_DEFAULT_FACTORY,mixes:_type_mixes=_HAS_DEFAULT_FACTORY,conditionals:_type_conditionals=_HAS_DEFAULT_FACTORY,values:_type_values=_HAS_DEFAULT_FACTORY,attribute_stores:_type_attribute_stores=_HAS_DEFAULT_FACTORY,attribute_loads:_type_attribute_loads=_HAS_DEFAULT_FACTORY,module_classes:_type_module_classes=_HAS_DEFAULT_FACTORY,module_names:_type_module_names=_HAS_DEFAULT_FACTORY,definition_literals:_type_definition_literals=_HAS_DEFAULT_FACTORY,read_defaults:_type_read_defaults=_HAS_DEFAULT_FACTORY,handed_placements:_type_handed_placements=_HAS_DEFAULT_FACTORY,device_named:_type_device_named=_HAS_DEFAULT_FACTORY,device_parameters:_type_device_parameters=_HAS_DEFAULT_FACTORY,star_bindings:_type_star_bindings=_HAS_DEFAULT_FACTORY,resolve_stars:_type_resolve_stars=_dflt_resolve_stars,mps_at_end:_type_mps_at_end=_HAS_DEFAULT_FACTORY,_calls_by_node:_type__calls_by_node=_dflt__calls_by_node,_function_of:_type__function_of=_dflt__function_of,_version_tests:_type__version_tests=_HAS_DEFAULT_FACTORY)->_return_type:
         self.calls=_dflt_calls() if calls is _HAS_DEFAULT_FACTORY else calls
         self.mixes=_dflt_mixes() if mixes is _HAS_DEFAULT_FACTORY else mixes
         self.conditionals=_dflt_conditionals() if conditionals is _HAS_DEFAULT_FACTORY else conditionals
@@ -232,6 +234,7 @@ def devlint__analysis__facts__FileFacts(cls, fields, MISSING, _HAS_DEFAULT_FACTO
         self.module_names=_dflt_module_names() if module_names is _HAS_DEFAULT_FACTORY else module_names
         self.definition_literals=_dflt_definition_literals() if definition_literals is _HAS_DEFAULT_FACTORY else definition_literals
         self.read_defaults=_dflt_read_defaults() if read_defaults is _HAS_DEFAULT_FACTORY else read_defaults
+        self.handed_placements=_dflt_handed_placements() if handed_placements is _HAS_DEFAULT_FACTORY else handed_placements
         self.device_named=_dflt_device_named() if device_named is _HAS_DEFAULT_FACTORY else device_named
         self.device_parameters=_dflt_device_parameters() if device_parameters is _HAS_DEFAULT_FACTORY else device_parameters
         self.star_bindings=_dflt_star_bindings() if star_bindings is _HAS_DEFAULT_FACTORY else star_bindings
@@ -241,10 +244,10 @@ def devlint__analysis__facts__FileFacts(cls, fields, MISSING, _HAS_DEFAULT_FACTO
         self._function_of=_function_of
         self._version_tests=_dflt__version_tests() if _version_tests is _HAS_DEFAULT_FACTORY else _version_tests
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(calls={self.calls!r}, mixes={self.mixes!r}, conditionals={self.conditionals!r}, values={self.values!r}, attribute_stores={self.attribute_stores!r}, attribute_loads={self.attribute_loads!r}, module_classes={self.module_classes!r}, module_names={self.module_names!r}, definition_literals={self.definition_literals!r}, read_defaults={self.read_defaults!r}, device_named={self.device_named!r}, device_parameters={self.device_parameters!r}, star_bindings={self.star_bindings!r}, resolve_stars={self.resolve_stars!r}, mps_at_end={self.mps_at_end!r}, _calls_by_node={self._calls_by_node!r}, _function_of={self._function_of!r}, _version_tests={self._version_tests!r})"
+        return self.__class__.__qualname__ + f"(calls={self.calls!r}, mixes={self.mixes!r}, conditionals={self.conditionals!r}, values={self.values!r}, attribute_stores={self.attribute_stores!r}, attribute_loads={self.attribute_loads!r}, module_classes={self.module_classes!r}, module_names={self.module_names!r}, definition_literals={self.definition_literals!r}, read_defaults={self.read_defaults!r}, handed_placements={self.handed_placements!r}, device_named={self.device_named!r}, device_parameters={self.device_parameters!r}, star_bindings={self.star_bindings!r}, resolve_stars={self.resolve_stars!r}, mps_at_end={self.mps_at_end!r}, _calls_by_node={self._calls_by_node!r}, _function_of={self._function_of!r}, _version_tests={self._version_tests!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.calls,self.mixes,self.conditionals,self.values,self.attribute_stores,self.attribute_loads,self.module_classes,self.module_names,self.definition_literals,self.read_defaults,self.device_named,self.device_parameters,self.star_bindings,self.resolve_stars,self.mps_at_end,self._calls_by_node,self._function_of,self._version_tests,)==(other.calls,other.mixes,other.conditionals,other.values,other.attribute_stores,other.attribute_loads,other.module_classes,other.module_names,other.definition_literals,other.read_defaults,other.device_named,other.device_parameters,other.star_bindings,other.resolve_stars,other.mps_at_end,other._calls_by_node,other._function_of,other._version_tests,)
+            return (self.calls,self.mixes,self.conditionals,self.values,self.attribute_stores,self.attribute_loads,self.module_classes,self.module_names,self.definition_literals,self.read_defaults,self.handed_placements,self.device_named,self.device_parameters,self.star_bindings,self.resolve_stars,self.mps_at_end,self._calls_by_node,self._function_of,self._version_tests,)==(other.calls,other.mixes,other.conditionals,other.values,other.attribute_stores,other.attribute_loads,other.module_classes,other.module_names,other.definition_literals,other.read_defaults,other.handed_placements,other.device_named,other.device_parameters,other.star_bindings,other.resolve_stars,other.mps_at_end,other._calls_by_node,other._function_of,other._version_tests,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -432,6 +435,7 @@ def devlint__analysis__interpreter__Records(cls, fields, MISSING, _HAS_DEFAULT_F
     _dflt_mps_assigned = fields['mps_assigned'].default_factory
     _dflt_mps_at_end = fields['mps_at_end'].default_factory
     _dflt_read_defaults = fields['read_defaults'].default_factory
+    _dflt_handed_placements = fields['handed_placements'].default_factory
     _type_values = fields['values'].type
     _type_calls = fields['calls'].type
     _type_mixes = fields['mixes'].type
@@ -444,8 +448,9 @@ def devlint__analysis__interpreter__Records(cls, fields, MISSING, _HAS_DEFAULT_F
     _type_mps_assigned = fields['mps_assigned'].type
     _type_mps_at_end = fields['mps_at_end'].type
     _type_read_defaults = fields['read_defaults'].type
+    _type_handed_placements = fields['handed_placements'].type
     _return_type = None
-    def __init__(self,values:_type_values=_HAS_DEFAULT_FACTORY,calls:_type_calls=_HAS_DEFAULT_FACTORY,mixes:_type_mixes=_HAS_DEFAULT_FACTORY,conditionals:_type_conditionals=_HAS_DEFAULT_FACTORY,attribute_stores:_type_attribute_stores=_HAS_DEFAULT_FACTORY,attribute_loads:_type_attribute_loads=_HAS_DEFAULT_FACTORY,moved_receivers:_type_moved_receivers=_HAS_DEFAULT_FACTORY,definition_literals:_type_definition_literals=_HAS_DEFAULT_FACTORY,device_named:_type_device_named=_HAS_DEFAULT_FACTORY,mps_assigned:_type_mps_assigned=_HAS_DEFAULT_FACTORY,mps_at_end:_type_mps_at_end=_HAS_DEFAULT_FACTORY,read_defaults:_type_read_defaults=_HAS_DEFAULT_FACTORY)->_return_type:
+    def __init__(self,values:_type_values=_HAS_DEFAULT_FACTORY,calls:_type_calls=_HAS_DEFAULT_FACTORY,mixes:_type_mixes=_HAS_DEFAULT_FACTORY,conditionals:_type_conditionals=_HAS_DEFAULT_FACTORY,attribute_stores:_type_attribute_stores=_HAS_DEFAULT_FACTORY,attribute_loads:_type_attribute_loads=_HAS_DEFAULT_FACTORY,moved_receivers:_type_moved_receivers=_HAS_DEFAULT_FACTORY,definition_literals:_type_definition_literals=_HAS_DEFAULT_FACTORY,device_named:_type_device_named=_HAS_DEFAULT_FACTORY,mps_assigned:_type_mps_assigned=_HAS_DEFAULT_FACTORY,mps_at_end:_type_mps_at_end=_HAS_DEFAULT_FACTORY,read_defaults:_type_read_defaults=_HAS_DEFAULT_FACTORY,handed_placements:_type_handed_placements=_HAS_DEFAULT_FACTORY)->_return_type:
         self.values=_dflt_values() if values is _HAS_DEFAULT_FACTORY else values
         self.calls=_dflt_calls() if calls is _HAS_DEFAULT_FACTORY else calls
         self.mixes=_dflt_mixes() if mixes is _HAS_DEFAULT_FACTORY else mixes
@@ -458,11 +463,12 @@ def devlint__analysis__interpreter__Records(cls, fields, MISSING, _HAS_DEFAULT_F
         self.mps_assigned=_dflt_mps_assigned() if mps_assigned is _HAS_DEFAULT_FACTORY else mps_assigned
         self.mps_at_end=_dflt_mps_at_end() if mps_at_end is _HAS_DEFAULT_FACTORY else mps_at_end
         self.read_defaults=_dflt_read_defaults() if read_defaults is _HAS_DEFAULT_FACTORY else read_defaults
+        self.handed_placements=_dflt_handed_placements() if handed_placements is _HAS_DEFAULT_FACTORY else handed_placements
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(values={self.values!r}, calls={self.calls!r}, mixes={self.mixes!r}, conditionals={self.conditionals!r}, attribute_stores={self.attribute_stores!r}, attribute_loads={self.attribute_loads!r}, moved_receivers={self.moved_receivers!r}, definition_literals={self.definition_literals!r}, device_named={self.device_named!r}, mps_assigned={self.mps_assigned!r}, mps_at_end={self.mps_at_end!r}, read_defaults={self.read_defaults!r})"
+        return self.__class__.__qualname__ + f"(values={self.values!r}, calls={self.calls!r}, mixes={self.mixes!r}, conditionals={self.conditionals!r}, attribute_stores={self.attribute_stores!r}, attribute_loads={self.attribute_loads!r}, moved_receivers={self.moved_receivers!r}, definition_literals={self.definition_literals!r}, device_named={self.device_named!r}, mps_assigned={self.mps_assigned!r}, mps_at_end={self.mps_at_end!r}, read_defaults={self.read_defaults!r}, handed_placements={self.handed_placements!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.values,self.calls,self.mixes,self.conditionals,self.attribute_stores,self.attribute_loads,self.moved_receivers,self.definition_literals,self.device_named,self.mps_assigned,self.mps_at_end,self.read_defaults,)==(other.values,other.calls,other.mixes,other.conditionals,other.attribute_stores,other.attribute_loads,other.moved_receivers,other.definition_literals,other.device_named,other.mps_assigned,other.mps_at_end,other.read_defaults,)
+            return (self.values,self.calls,self.mixes,self.conditionals,self.attribute_stores,self.attribute_loads,self.moved_receivers,self.definition_literals,self.device_named,self.mps_assigned,self.mps_at_end,self.read_defaults,self.handed_placements,)==(other.values,other.calls,other.mixes,other.conditionals,other.attribute_stores,other.attribute_loads,other.moved_receivers,other.definition_literals,other.device_named,other.mps_assigned,other.mps_at_end,other.read_defaults,other.handed_placements,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -685,6 +691,7 @@ def devlint__analysis__project_imports__ModuleSummary(cls, fields, MISSING, _HAS
     _dflt_follows_inputs = fields['follows_inputs'].default
     _dflt_returned_flags = fields['returned_flags'].default_factory
     _dflt_class_flags = fields['class_flags'].default_factory
+    _dflt_placing_parameters = fields['placing_parameters'].default_factory
     _type_names = fields['names'].type
     _type_module_classes = fields['module_classes'].type
     _type_stateless_classes = fields['stateless_classes'].type
@@ -694,8 +701,9 @@ def devlint__analysis__project_imports__ModuleSummary(cls, fields, MISSING, _HAS
     _type_follows_inputs = fields['follows_inputs'].type
     _type_returned_flags = fields['returned_flags'].type
     _type_class_flags = fields['class_flags'].type
+    _type_placing_parameters = fields['placing_parameters'].type
     _return_type = None
-    def __init__(self,names:_type_names=_HAS_DEFAULT_FACTORY,module_classes:_type_module_classes=_dflt_module_classes,stateless_classes:_type_stateless_classes=_dflt_stateless_classes,returns:_type_returns=_HAS_DEFAULT_FACTORY,dataset_items:_type_dataset_items=_HAS_DEFAULT_FACTORY,star_modules:_type_star_modules=_dflt_star_modules,follows_inputs:_type_follows_inputs=_dflt_follows_inputs,returned_flags:_type_returned_flags=_HAS_DEFAULT_FACTORY,class_flags:_type_class_flags=_HAS_DEFAULT_FACTORY)->_return_type:
+    def __init__(self,names:_type_names=_HAS_DEFAULT_FACTORY,module_classes:_type_module_classes=_dflt_module_classes,stateless_classes:_type_stateless_classes=_dflt_stateless_classes,returns:_type_returns=_HAS_DEFAULT_FACTORY,dataset_items:_type_dataset_items=_HAS_DEFAULT_FACTORY,star_modules:_type_star_modules=_dflt_star_modules,follows_inputs:_type_follows_inputs=_dflt_follows_inputs,returned_flags:_type_returned_flags=_HAS_DEFAULT_FACTORY,class_flags:_type_class_flags=_HAS_DEFAULT_FACTORY,placing_parameters:_type_placing_parameters=_HAS_DEFAULT_FACTORY)->_return_type:
         __dataclass_builtins_object__.__setattr__(self,'names',_dflt_names() if names is _HAS_DEFAULT_FACTORY else names)
         __dataclass_builtins_object__.__setattr__(self,'module_classes',module_classes)
         __dataclass_builtins_object__.__setattr__(self,'stateless_classes',stateless_classes)
@@ -705,22 +713,23 @@ def devlint__analysis__project_imports__ModuleSummary(cls, fields, MISSING, _HAS
         __dataclass_builtins_object__.__setattr__(self,'follows_inputs',follows_inputs)
         __dataclass_builtins_object__.__setattr__(self,'returned_flags',_dflt_returned_flags() if returned_flags is _HAS_DEFAULT_FACTORY else returned_flags)
         __dataclass_builtins_object__.__setattr__(self,'class_flags',_dflt_class_flags() if class_flags is _HAS_DEFAULT_FACTORY else class_flags)
+        __dataclass_builtins_object__.__setattr__(self,'placing_parameters',_dflt_placing_parameters() if placing_parameters is _HAS_DEFAULT_FACTORY else placing_parameters)
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(names={self.names!r}, module_classes={self.module_classes!r}, stateless_classes={self.stateless_classes!r}, returns={self.returns!r}, dataset_items={self.dataset_items!r}, star_modules={self.star_modules!r}, follows_inputs={self.follows_inputs!r}, returned_flags={self.returned_flags!r}, class_flags={self.class_flags!r})"
+        return self.__class__.__qualname__ + f"(names={self.names!r}, module_classes={self.module_classes!r}, stateless_classes={self.stateless_classes!r}, returns={self.returns!r}, dataset_items={self.dataset_items!r}, star_modules={self.star_modules!r}, follows_inputs={self.follows_inputs!r}, returned_flags={self.returned_flags!r}, class_flags={self.class_flags!r}, placing_parameters={self.placing_parameters!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.names,self.module_classes,self.stateless_classes,self.returns,self.dataset_items,self.star_modules,self.follows_inputs,self.returned_flags,self.class_flags,)==(other.names,other.module_classes,other.stateless_classes,other.returns,other.dataset_items,other.star_modules,other.follows_inputs,other.returned_flags,other.class_flags,)
+            return (self.names,self.module_classes,self.stateless_classes,self.returns,self.dataset_items,self.star_modules,self.follows_inputs,self.returned_flags,self.class_flags,self.placing_parameters,)==(other.names,other.module_classes,other.stateless_classes,other.returns,other.dataset_items,other.star_modules,other.follows_inputs,other.returned_flags,other.class_flags,other.placing_parameters,)
         return NotImplemented
     def __setattr__(self,name,value):
-        if type(self) is cls or name in ('names','module_classes','stateless_classes','returns','dataset_items','star_modules','follows_inputs','returned_flags','class_flags',):
+        if type(self) is cls or name in ('names','module_classes','stateless_classes','returns','dataset_items','star_modules','follows_inputs','returned_flags','class_flags','placing_parameters',):
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
     def __delattr__(self,name):
-        if type(self) is cls or name in ('names','module_classes','stateless_classes','returns','dataset_items','star_modules','follows_inputs','returned_flags','class_flags',):
+        if type(self) is cls or name in ('names','module_classes','stateless_classes','returns','dataset_items','star_modules','follows_inputs','returned_flags','class_flags','placing_parameters',):
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
     def __hash__(self):
-        return hash((self.names,self.module_classes,self.stateless_classes,self.returns,self.dataset_items,self.star_modules,self.follows_inputs,self.returned_flags,self.class_flags,))
+        return hash((self.names,self.module_classes,self.stateless_classes,self.returns,self.dataset_items,self.star_modules,self.follows_inputs,self.returned_flags,self.class_flags,self.placing_parameters,))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__hash__': __hash__}
 
 
@@ -2247,7 +2256,7 @@ METHODS = {
         devlint__analysis__facts__Conditional,
     ),
     'devlint.analysis.facts.FileFacts': (
-        (False, False, True, False, (), (('calls', 'list[CallRecord]', ('None', False, True, True, True, None, True, False)), ('mixes', 'list[Mix]', ('None', False, True, True, True, None, True, False)), ('conditionals', 'list[Conditional]', ('None', False, True, True, True, None, True, False)), ('values', 'dict[int, Value]', ('None', False, True, True, True, None, True, False)), ('attribute_stores', 'list[AttributeStore]', ('None', False, True, True, True, None, True, False)), ('attribute_loads', 'set[tuple[str, str, str]]', ('None', False, True, True, True, None, True, False)), ('module_classes', 'set[str]', ('None', False, True, True, True, None, True, False)), ('module_names', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('definition_literals', 'set[int]', ('None', False, True, True, True, None, True, False)), ('read_defaults', 'dict[int, cst.Call]', ('None', False, True, True, True, None, True, False)), ('device_named', 'set[int]', ('None', False, True, True, True, None, True, False)), ('device_parameters', 'dict[int, frozenset[str]]', ('None', False, True, True, True, None, True, False)), ('star_bindings', 'dict[int, frozenset[str]]', ('None', False, True, True, True, None, True, False)), ('resolve_stars', 'Callable[[], dict[int, frozenset[str]]] | None', True), ('mps_at_end', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('_calls_by_node', 'dict[int, CallRecord] | None', True), ('_function_of', 'dict[int, cst.FunctionDef | None] | None', True), ('_version_tests', 'dict[int, bool]', ('None', False, True, True, True, None, True, False)))),
+        (False, False, True, False, (), (('calls', 'list[CallRecord]', ('None', False, True, True, True, None, True, False)), ('mixes', 'list[Mix]', ('None', False, True, True, True, None, True, False)), ('conditionals', 'list[Conditional]', ('None', False, True, True, True, None, True, False)), ('values', 'dict[int, Value]', ('None', False, True, True, True, None, True, False)), ('attribute_stores', 'list[AttributeStore]', ('None', False, True, True, True, None, True, False)), ('attribute_loads', 'set[tuple[str, str, str]]', ('None', False, True, True, True, None, True, False)), ('module_classes', 'set[str]', ('None', False, True, True, True, None, True, False)), ('module_names', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('definition_literals', 'set[int]', ('None', False, True, True, True, None, True, False)), ('read_defaults', 'dict[int, cst.Call]', ('None', False, True, True, True, None, True, False)), ('handed_placements', 'dict[int, tuple[HandedPlacement, ...]]', ('None', False, True, True, True, None, True, False)), ('device_named', 'set[int]', ('None', False, True, True, True, None, True, False)), ('device_parameters', 'dict[int, frozenset[str]]', ('None', False, True, True, True, None, True, False)), ('star_bindings', 'dict[int, frozenset[str]]', ('None', False, True, True, True, None, True, False)), ('resolve_stars', 'Callable[[], dict[int, frozenset[str]]] | None', True), ('mps_at_end', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('_calls_by_node', 'dict[int, CallRecord] | None', True), ('_function_of', 'dict[int, cst.FunctionDef | None] | None', True), ('_version_tests', 'dict[int, bool]', ('None', False, True, True, True, None, True, False)))),
         devlint__analysis__facts__FileFacts,
     ),
     'devlint.analysis.facts.Mix': (
@@ -2271,7 +2280,7 @@ METHODS = {
         devlint__analysis__interpreter__PendingBody,
     ),
     'devlint.analysis.interpreter.Records': (
-        (False, False, True, False, (), (('values', 'dict[int, Value]', ('None', False, True, True, True, None, True, False)), ('calls', 'dict[int, CallRecord]', ('None', False, True, True, True, None, True, False)), ('mixes', 'dict[int, Mix]', ('None', False, True, True, True, None, True, False)), ('conditionals', 'dict[int, Conditional]', ('None', False, True, True, True, None, True, False)), ('attribute_stores', 'list[AttributeStore]', ('None', False, True, True, True, None, True, False)), ('attribute_loads', 'dict[int, tuple[str, str, str]]', ('None', False, True, True, True, None, True, False)), ('moved_receivers', 'set[int]', ('None', False, True, True, True, None, True, False)), ('definition_literals', 'set[int]', ('None', False, True, True, True, None, True, False)), ('device_named', 'set[int]', ('None', False, True, True, True, None, True, False)), ('mps_assigned', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('mps_at_end', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('read_defaults', 'dict[int, cst.Call]', ('None', False, True, True, True, None, True, False)))),
+        (False, False, True, False, (), (('values', 'dict[int, Value]', ('None', False, True, True, True, None, True, False)), ('calls', 'dict[int, CallRecord]', ('None', False, True, True, True, None, True, False)), ('mixes', 'dict[int, Mix]', ('None', False, True, True, True, None, True, False)), ('conditionals', 'dict[int, Conditional]', ('None', False, True, True, True, None, True, False)), ('attribute_stores', 'list[AttributeStore]', ('None', False, True, True, True, None, True, False)), ('attribute_loads', 'dict[int, tuple[str, str, str]]', ('None', False, True, True, True, None, True, False)), ('moved_receivers', 'set[int]', ('None', False, True, True, True, None, True, False)), ('definition_literals', 'set[int]', ('None', False, True, True, True, None, True, False)), ('device_named', 'set[int]', ('None', False, True, True, True, None, True, False)), ('mps_assigned', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('mps_at_end', 'set[tuple[int, str]]', ('None', False, True, True, True, None, True, False)), ('read_defaults', 'dict[int, cst.Call]', ('None', False, True, True, True, None, True, False)), ('handed_placements', 'dict[int, tuple[HandedPlacement, ...]]', ('None', False, True, True, True, None, True, False)))),
         devlint__analysis__interpreter__Records,
     ),
     'devlint.analysis.loops.Loop': (
@@ -2303,7 +2312,7 @@ METHODS = {
         devlint__analysis__project_imports__CallerCall,
     ),
     'devlint.analysis.project_imports.ModuleSummary': (
-        (True, False, True, False, (), (('names', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('module_classes', 'frozenset[str]', True), ('stateless_classes', 'frozenset[str]', True), ('returns', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('dataset_items', 'dict[str, Placement]', ('None', False, True, True, True, None, True, False)), ('star_modules', 'tuple[str, ...]', True), ('follows_inputs', 'frozenset[str]', True), ('returned_flags', 'dict[str, dict[str, Value]]', ('None', False, True, True, True, None, True, False)), ('class_flags', 'dict[str, dict[str, Value]]', ('None', False, True, True, True, None, True, False)))),
+        (True, False, True, False, (), (('names', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('module_classes', 'frozenset[str]', True), ('stateless_classes', 'frozenset[str]', True), ('returns', 'dict[str, Value]', ('None', False, True, True, True, None, True, False)), ('dataset_items', 'dict[str, Placement]', ('None', False, True, True, True, None, True, False)), ('star_modules', 'tuple[str, ...]', True), ('follows_inputs', 'frozenset[str]', True), ('returned_flags', 'dict[str, dict[str, Value]]', ('None', False, True, True, True, None, True, False)), ('class_flags', 'dict[str, dict[str, Value]]', ('None', False, True, True, True, None, True, False)), ('placing_parameters', 'dict[str, tuple[tuple[int, str], ...]]', ('None', False, True, True, True, None, True, False)))),
         devlint__analysis__project_imports__ModuleSummary,
     ),
     'devlint.analysis.scopes.DeviceInScope': (

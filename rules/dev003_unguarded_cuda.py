@@ -6,6 +6,7 @@ import libcst as cst
 from devlint import device_errors
 from devlint.analysis.facts import (
     DISTRIBUTED_WRAPPERS,
+    PLACEMENT_KEYWORDS,
     CallRecord,
     FileFacts,
     forwards_placement,
@@ -15,7 +16,6 @@ from devlint.analysis.values import Kind, Step, Value, is_index, may_be_placed
 from devlint.codemod import method_one_blocks
 from devlint.rule import DEVICE, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
-PLACEMENT_KEYWORDS = ("device", "map_location")
 FIXABLE = frozenset({"cuda", "cuda:0"})
 TORCH_CUDA_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
 DEFAULT_MESSAGE = 'Device `"cuda"` is used for placement without a CUDA availability check'
@@ -188,7 +188,11 @@ class UnguardedCuda(Rule):
                 placed.extend(_remapped_to(arg.value, facts))
             elif keyword in PLACEMENT_KEYWORDS:
                 placed.append((arg.value, call.keywords[keyword], keyword))
-        for expression, value, how in placed:
+        # a project function's parameter that places with what it is given: no fix (it may
+        # expect a string), and the literal stays what it says
+        handed = facts.handed_placements.get(id(node), ())
+        for index, (expression, value, how) in enumerate((*placed, *handed)):
+            fixable = index < len(placed)
             if not _cuda_literal(value):
                 continue
             if not any(default is expression for default in value.cuda_defaults):
@@ -205,7 +209,7 @@ class UnguardedCuda(Rule):
                 yield Finding(node, message, _replace_literal(expression, "{device}")), expression
             else:
                 message = f'`{how}="cuda"` without a CUDA availability check'
-                fix = _replace_literal(expression, "{device}")
+                fix = _replace_literal(expression, "{device}") if fixable else None
                 if isinstance(expression, cst.Call):  # ``device=torch.device("cuda")``
                     yield Finding(expression, message, fix), expression
                 else:

@@ -24,7 +24,7 @@ from devlint.analysis.datasets import Datasets, receiver_of
 from devlint.analysis.definitions import Definitions
 from devlint.analysis.effects import Effects
 from devlint.analysis.expressions import Expressions
-from devlint.analysis.facts import FileFacts
+from devlint.analysis.facts import FileFacts, placed_values
 from devlint.analysis.guards import CUDA_AVAILABLE
 from devlint.analysis.imports import Imports
 from devlint.analysis.inlining import MAX_INLINED_SIZE, Inlining
@@ -126,6 +126,7 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
         module_names=core.module_env,
         definition_literals=rec.definition_literals,
         read_defaults=rec.read_defaults,
+        handed_placements=rec.handed_placements,
         device_named=rec.device_named,
         mps_at_end=rec.mps_at_end,
         star_bindings=imports.star_bindings,
@@ -270,6 +271,34 @@ def _follows_inputs(core: Interpreter, node: cst.FunctionDef) -> bool:
     return any(may_be_accelerator(value.where) for value in core.inlining.detached(node, env)[1])
 
 
+def _placing_parameters(core: Interpreter, node: cst.FunctionDef) -> tuple[tuple[int, str], ...]:
+    """The parameters of a small function that it places things with outside every guard
+    (``.to(p)``, ``device=p``, ``map_location=torch.device(p)``): run once with each a
+    CUDA device marked as its own default, the placements those marks reach."""
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock) or len(body.body) > MAX_INLINED_SIZE:
+        return ()
+    named = [*node.params.params, *node.params.kwonly_params]
+    if not named:
+        return ()
+    env = core.inlining.argument_env(node, [], {})
+    marks = {param.name.value: param.name for param in named}
+    for name, mark in marks.items():
+        env[name] = Value(Kind.DEVICE, CUDA, cuda_defaults=(mark,))
+    records = core.inlining.detached(node, env)[2]
+    reached = {
+        id(default)
+        for call in records.calls.values()
+        if not call.site.guarded
+        for value in placed_values(call)
+        for default in value.cuda_defaults
+    }
+    positional = {param.name.value: index for index, param in enumerate(node.params.params)}
+    return tuple(
+        (positional.get(name, -1), name) for name, mark in marks.items() if id(mark) in reached
+    )
+
+
 def _returned_flags(core: Interpreter, node: cst.FunctionDef) -> dict[str, Value]:
     """The availability flags set on the object a function ends by returning
     (``return args`` after ``args.cuda = ... torch.cuda.is_available()``)."""
@@ -351,6 +380,11 @@ def summarize(module: cst.Module, guard_functions: frozenset[str]) -> ModuleSumm
             name: flags
             for name, methods in definitions.class_methods.items()
             if (flags := _instance_flags(core, name, methods.get("__init__")))
+        },
+        {
+            name: placing
+            for name, node in definitions.function_defs.items()
+            if (placing := _placing_parameters(core, node))
         },
     )
     core.close()

@@ -116,6 +116,7 @@ class Calls:
             unseen = True  # a function whose body devlint cannot read
             if self.core.imports.is_project_name(callee):
                 self.note_project_call(callee, node, args, keywords)
+                self.note_handed_placements(callee, node, args, keywords)
                 returned, unseen = self.project_call(callee, args)
                 if returned is not None:
                     return returned
@@ -212,6 +213,37 @@ class Calls:
         self.core.imports.project_calls.append(
             (callee, CallerCall(tuple(args), dict(keywords), flags))
         )
+
+    def note_handed_placements(
+        self, callee: str, node: cst.Call, args: list[Value], keywords: dict[str, Value]
+    ) -> None:
+        """The CUDA defaults this call hands, outside every guard, to parameters of a
+        project function that places with them (``load_state_dict(path, location="cuda")``,
+        ``ModuleSummary.placing_parameters``), for DEV003."""
+        if self.core.ctx.guarded or self.core.returns is not None:
+            return
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        given = [
+            (arg, value)
+            for arg, value in (
+                *zip(positional, args, strict=False),
+                *((arg, keywords.get(arg.keyword.value)) for arg in node.args if arg.keyword),
+            )
+            if value is not None and value.kind is Kind.DEVICE and value.cuda_defaults
+        ]
+        found = self.core.imports.project_summary(callee, device_args=True) if given else None
+        if found is None:
+            return
+        summary, name = found
+        handed = []
+        for index, parameter in summary.placing_parameters.get(name, ()):
+            for arg, value in given:
+                keyword = arg.keyword.value if arg.keyword is not None else None
+                at = positional.index(arg) if keyword is None else -1
+                if keyword == parameter or (keyword is None and at == index):
+                    handed.append((arg.value, value, parameter))
+        if handed:
+            self.core.rec.handed_placements[id(node)] = tuple(handed)
 
     def note_call(self, record: CallRecord, func: cst.BaseExpression) -> None:
         """Remember calls of this file's functions, and the DEV011 candidates in them, for

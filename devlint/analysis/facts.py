@@ -156,6 +156,9 @@ class FileFacts:
     definition_literals: set[int] = field(default_factory=set)
     # ``torch.device("cuda")`` calls whose device is read outside every guard, by id.
     read_defaults: dict[int, cst.Call] = field(default_factory=dict)
+    # Calls of a project module's function, by id: the devices passed, outside every
+    # guard, to parameters it places with (``ModuleSummary.placing_parameters``).
+    handed_placements: dict[int, tuple[HandedPlacement, ...]] = field(default_factory=dict)
     # Expressions assigned to a device-like name (``device = 0 if avail else -1``).
     device_named: set[int] = field(default_factory=set)
     # Module-level functions this file calls with values that may be on an accelerator:
@@ -373,6 +376,28 @@ def cuda_api(qualname: str | None) -> CudaApi | None:
 def cuda_api_table() -> str:
     """The ``torch.cuda`` APIs and their equivalents, as a Markdown table (rule pages)."""
     return accelerator_api.table_markdown()
+
+
+# A device passed to a project function's parameter that places with it: the argument's
+# expression, its value and the parameter's name.
+HandedPlacement = tuple[cst.BaseExpression, Value, str]
+# The keywords with which a call places what it makes or loads (DEV003's forms).
+PLACEMENT_KEYWORDS = ("device", "map_location")
+
+
+def placed_values(call: CallRecord) -> list[Value]:
+    """The devices a call places something with: ``x.to(d)``, and ``device=d`` /
+    ``map_location=d`` of a call that places by keyword (``torch_api.places_by_keyword``)."""
+    placed: list[Value] = []
+    if (
+        call.method == "to"
+        and call.args
+        and (call.receiver is None or may_be_placed(call.receiver))
+    ):
+        placed.append(call.args[0])
+    if call.receiver is None and torch_api.places_by_keyword(call.callee):
+        placed.extend(call.keywords[key] for key in PLACEMENT_KEYWORDS if key in call.keywords)
+    return placed
 
 
 def forwards_placement(call: CallRecord) -> bool:

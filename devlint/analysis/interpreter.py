@@ -42,6 +42,7 @@ from devlint.analysis.facts import (
     Branch,
     CallRecord,
     Conditional,
+    HandedPlacement,
     Loop,
     Mix,
     Site,
@@ -159,6 +160,8 @@ class Records:
     # ``torch.device("cuda")`` calls whose device is read outside every guard (a name read,
     # an argument, an attribute store): the default is in use (DEV003), by call id.
     read_defaults: dict[int, cst.Call] = field(default_factory=dict)
+    # A project function's parameters given a device they place with (``FileFacts``).
+    handed_placements: dict[int, tuple[HandedPlacement, ...]] = field(default_factory=dict)
 
 
 @record(slots=True)

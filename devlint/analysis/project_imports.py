@@ -82,6 +82,10 @@ class ModuleSummary:
     # (``self.use_gpu = torch.cuda.is_available() and use_gpu``): class -> attribute ->
     # flag, for the methods of a subclass in the importing file.
     class_flags: dict[str, dict[str, Value]] = field(default_factory=dict)
+    # Its functions' parameters that place what they are given, outside every guard
+    # (``load_state_dict(path, location)`` with ``map_location=torch.device(location)``):
+    # function -> (position, name) of each; a CUDA literal passed there is placed.
+    placing_parameters: dict[str, tuple[tuple[int, str], ...]] = field(default_factory=dict)
 
 
 @record(frozen=True, slots=True)

@@ -607,3 +607,47 @@ def test_the_runner_lists_each_folder_once(tmp_path: Path, monkeypatch: pytest.M
     outcome = lint(request)
     assert outcome.files_checked == 9
     assert listed == [os.path.realpath(tmp_path)]
+
+
+def test_a_cuda_literal_handed_to_a_project_function_that_places_with_it(
+    tmp_path: Path,
+) -> None:
+    """ControlNet's ``load_state_dict(path, location="cuda")``: the sibling loads with
+    ``map_location=torch.device(location)``, so the literal is placed (DEV003, no fix: the
+    parameter may expect a string); a parameter the sibling only prints, or places under
+    an availability test, places nothing."""
+    write(
+        tmp_path,
+        "cldm/model.py",
+        """
+        import torch
+
+        def load_state_dict(ckpt_path, location="cpu", tag="cuda"):
+            print(tag)
+            return torch.load(ckpt_path, map_location=torch.device(location))
+
+        def warm(model, device):
+            if torch.cuda.is_available():
+                model.to(device)
+        """,
+    )
+    write(tmp_path, "cldm/__init__.py", "")
+    app = write(
+        tmp_path,
+        "app.py",
+        """
+        from cldm.model import load_state_dict, warm
+
+        def main(model):
+            model.load_state_dict(load_state_dict("a.ckpt", location="cuda"))
+            model.load_state_dict(load_state_dict("a.ckpt", "cuda"))
+            model.load_state_dict(load_state_dict("a.ckpt", tag="cuda"))
+            warm(model, "cuda")
+        """,
+    )
+    found = check_text(app.read_text(), str(app), replace(ALL, origin=app))
+    assert [(d.start.row, d.code, d.fix is None) for d in found] == [
+        (4, "DEV003", True),
+        (5, "DEV003", True),
+    ]
+    assert codes(app) == []  # without the sibling nothing says the literal is placed
