@@ -395,7 +395,7 @@ def placed_values(call: CallRecord) -> list[Value]:
         and (call.receiver is None or may_be_placed(call.receiver))
     ):
         placed.append(call.args[0])
-    if call.receiver is None and torch_api.places_by_keyword(call.callee):
+    if torch_api.places_by_keyword(call.callee):  # ``x.to(device=d)`` too
         placed.extend(call.keywords[key] for key in PLACEMENT_KEYWORDS if key in call.keywords)
     return placed
 

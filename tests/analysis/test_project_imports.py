@@ -629,6 +629,9 @@ def test_a_cuda_literal_handed_to_a_project_function_that_places_with_it(
         def warm(model, device):
             if torch.cuda.is_available():
                 model.to(device)
+
+        def to_device(batch, device):
+            return batch.to(device=device)
         """,
     )
     write(tmp_path, "cldm/__init__.py", "")
@@ -636,18 +639,20 @@ def test_a_cuda_literal_handed_to_a_project_function_that_places_with_it(
         tmp_path,
         "app.py",
         """
-        from cldm.model import load_state_dict, warm
+        from cldm.model import load_state_dict, to_device, warm
 
-        def main(model):
+        def main(model, batch):
             model.load_state_dict(load_state_dict("a.ckpt", location="cuda"))
             model.load_state_dict(load_state_dict("a.ckpt", "cuda"))
             model.load_state_dict(load_state_dict("a.ckpt", tag="cuda"))
             warm(model, "cuda")
+            return to_device(batch, "cuda")
         """,
     )
     found = check_text(app.read_text(), str(app), replace(ALL, origin=app))
     assert [(d.start.row, d.code, d.fix is None) for d in found] == [
         (4, "DEV003", True),
         (5, "DEV003", True),
+        (8, "DEV003", True),
     ]
     assert codes(app) == []  # without the sibling nothing says the literal is placed
