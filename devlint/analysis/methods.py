@@ -314,7 +314,9 @@ class Methods:
 
 def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value:
     """``g_ema.style(z)`` of a moved module whose class is not in this file: like calling
-    it, a result on the device of the tensors it is given (unknown without any)."""
+    it, a result on the device of the tensors it is given (unknown without any), as an
+    inference (``Value.computed_from``): the class may return it elsewhere
+    (``predict_label`` ending in ``.cpu()``, InternVideo2, eval/blind117)."""
     if method in torch_api.MODULE_SELF_METHODS or method in torch_api.MODULE_ONLY_METHODS:
         return UNKNOWN  # ``model.load_state_dict(cpu_state)`` computes nothing on them
     result = on_devices_of(args)
@@ -322,6 +324,7 @@ def _computed_by_moved(receiver: Value, method: str, args: list[Value]) -> Value
         # Given CPU tensors only, the method of a module on the device may compute with
         # its parameters there or move them itself (``x, y = model.parse_batch(batch)``).
         return UNKNOWN
+    result = replace(result, computed_from=result.where)
     return follow_operands(result, [a for a in args if a.kind is Kind.TENSOR])
 
 

@@ -280,7 +280,8 @@ def names_an_environment(receiver_name: str) -> bool:
 # Not a name, but a guess of the same kind, kept here with the others: a function whose body
 # devlint cannot read (another package's ``mse_loss``, a project module not found), given
 # tensors that may be on an accelerator (or a ``device=`` keyword: ``TensorDict(...,
-# device=device)``, eval/blind117), returns what it computed there. The evidence is
+# device=device)``, eval/blind117), returns what it computed there; so does a method of a
+# moved object whose class devlint cannot read (``methods._computed_by_moved``). The evidence is
 # the labelled sets' training loops (+46 DEV012 labels, no false positive; eval/README.md,
 # stop 42). It stays an inference (``Value.computed_from``): a host sync on it is reported
 # (DEV012), a mismatch (DEV006) or a NumPy conversion (DEV001) of it is not, and what is

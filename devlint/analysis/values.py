@@ -263,9 +263,10 @@ class Value:
                     float64=self.float64,
                     placed=self.placed,
                     follows=follows,
+                    computed_from=self.computed_from,
                 )
             )
-        return Value(Kind.TENSOR, self.where, placed=self.placed)
+        return Value(Kind.TENSOR, self.where, placed=self.placed, computed_from=self.computed_from)
 
 
 def follow_operands(result: Value, operands: Sequence[Value]) -> Value:
