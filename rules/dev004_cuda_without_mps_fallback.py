@@ -295,14 +295,15 @@ def _chain_end(facts: FileFacts, node: cst.If) -> Placement:
 
 
 def _takes_a_device(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> bool:
-    """A branch whose last statement binds a device of unknown placement (the device of
-    a tensor it was given, which may be MPS)."""
+    """A branch whose last statement binds the device of a tensor it was given
+    (``params[0].device``), of unknown placement: it may be MPS. A device named in the
+    code (``torch.device("xla")``) is what it says."""
     last = statements[-1] if statements else None
     if not isinstance(last, cst.SimpleStatementLine):
         return False
     small = last.body[-1]
     value = small.value if isinstance(small, cst.Assign | cst.AnnAssign | cst.Return) else None
-    if value is None:
+    if not isinstance(value, cst.Attribute) or value.attr.value != "device":
         return False
     taken = facts.value_of(value)
     return taken.kind is Kind.DEVICE and taken.where is None
