@@ -315,10 +315,12 @@ def raises_without_cuda(call: CallRecord, facts: FileFacts) -> bool:
     DEV011 reports (DEV017 leaves these to it)."""
     if call.callee not in torch_api.CUDA_ONLY_CALLS or call.site.guarded or call.site.cuda_required:
         return False
-    if call.entered and call.callee == "torch.cuda.device" and not _literal_argument(call.node):
-        # ``with torch.cuda.device(dev):`` enters a device chosen elsewhere, where its own
-        # check belongs (one missing check, one report: eval/READING.md); a literal
-        # ordinal (``torch.cuda.device(1)``) is this call's own choice.
+    if call.callee == "torch.cuda.device" and not (call.entered and _literal_argument(call.node)):
+        # Only entering the context raises (``torch.cuda.device(i)`` made and returned, as
+        # an accelerator API does, is an object: eval/blind120, blind122). ``with
+        # torch.cuda.device(dev):`` enters a device chosen elsewhere, where its own check
+        # belongs (one missing check, one report: eval/READING.md); a literal ordinal
+        # (``torch.cuda.device(1)``) is this call's own choice.
         return False
     return not facts.in_torch_version_branch(call.site)
 

@@ -12,7 +12,7 @@ from devlint.analysis.facts import (
     forwards_placement,
     places_by_keyword,
 )
-from devlint.analysis.values import Kind, Step, Value, is_index, may_be_placed
+from devlint.analysis.values import CUDA, Kind, Step, Value, is_index, may_be_placed
 from devlint.codemod import method_one_blocks
 from devlint.rule import DEVICE, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
@@ -225,8 +225,8 @@ def _remapped_to(
     for element in remap.elements:
         if not isinstance(element, cst.DictElement):
             continue
-        key = element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
-        if not isinstance(key, str) or not key.startswith("cuda"):
+        key = facts.value_of(element.key)
+        if not (key.kind is Kind.DEVICE and key.where == CUDA):
             yield element.value, facts.value_of(element.value), "map_location"
 
 

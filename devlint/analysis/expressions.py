@@ -171,10 +171,17 @@ class Expressions:
         known = self.known_attribute(node, key) if key is not None else None
         if known is not None:
             return known
-        base = self.expr(node.value)
         attr = node.attr.value
-        if attr in ("type", "index") and base.kind is Kind.DEVICE:
-            self.core.mark_reference(node.value)  # ``torch.device("cuda").type``: no placement
+        if attr in ("type", "index"):
+            # ``device.index``, ``torch.device("cuda").type``: reading what a device is
+            # places nothing (its CUDA default is not in use here)
+            reading, self.core.comparing = self.core.comparing, True
+            base = self.expr(node.value)
+            self.core.comparing = reading
+            if base.kind is Kind.DEVICE:
+                self.core.mark_reference(node.value)
+        else:
+            base = self.expr(node.value)
         if base.kind is Kind.IMPORTED and base.qualname:
             qualname = f"{base.qualname}.{attr}"
             if qualname in torch_api.ACCELERATOR_DEVICE_ATTRIBUTES:
@@ -359,8 +366,15 @@ class Expressions:
         values = []
         for element in node.elements:
             if isinstance(element, cst.DictElement):
-                self.expr(element.key)
-            values.append(self.expr(element.value))
+                key = self.expr(element.key)
+                value = self.expr(element.value)
+                if key.kind is Kind.DEVICE and key.where == CUDA and value.cuda_defaults:
+                    # ``{"cuda:%d" % 0: "cuda:%d" % gpu}`` as a ``map_location``: storages
+                    # saved on CUDA are renamed, nothing comes from the CPU (no default).
+                    value = replace(value, cuda_defaults=())
+            else:
+                value = self.expr(element.value)
+            values.append(value)
         return self.container(values)
 
     def container(self, values: Sequence[Value]) -> Value:
@@ -395,7 +409,7 @@ class Expressions:
                 if guards.is_cuda_guard(iterable, +1):
                     self.core.narrow(guarded=True)  # ``[... for i in range(device_count())]``
                 for condition in for_in.ifs:
-                    self.expr(condition.test)
+                    self.comprehension_condition(condition.test)
                 for_in = for_in.inner_for_in
             if isinstance(node, cst.DictComp):
                 self.expr(node.key)
@@ -412,6 +426,20 @@ class Expressions:
                 listed=type(node) is cst.ListComp,
             )
         return UNKNOWN
+
+    def comprehension_condition(self, node: cst.BaseExpression) -> None:
+        """A comprehension's ``if``: the element is computed only where it holds, as the
+        body of an ``if`` statement (``[name(d) for d in devices if d.type == "cuda"]``)."""
+        test = self.expr(node)
+        if not self.core.ctx.guarded and (
+            guards.may_guard_cuda(test, +1) or self.inherited_flag(node)
+        ):
+            self.core.narrow(guarded=True)
+        if guards.cuda_ids_test(node) > 0:
+            self.core.cuda_required = True
+        placement = guards.placement_test(node)
+        self.core.branches.refine(placement, +1)
+        self.core.branches.guard_if_cuda_device(placement)
 
     def named_expression(self, node: cst.NamedExpr) -> Value:
         value = self.expr(node.value)
