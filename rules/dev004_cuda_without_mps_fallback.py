@@ -108,8 +108,11 @@ class CudaWithoutMpsFallback(Rule):
             test = conditional.test
             if test.kind is not Kind.GUARD or test.qualname != "cuda" or not test.polarity:
                 continue  # a user's option (``"cuda" if args.cuda else "cpu"``) tries nothing
-            if test.classifies or conditional.enclosing_backends - {"cuda"}:
-                continue  # ``device.type == "cuda"`` classifies a device already chosen
+            if test.classifies or conditional.enclosing_backends - {"cuda", "cpu"}:
+                # ``device.type == "cuda"`` classifies a device already chosen; the ``else``
+                # of another backend's test has considered it (the CPU is no backend: the
+                # ``else`` of ``if args.device == "cpu":`` still chooses, eval/blind118)
+                continue
             node = conditional.node
             when_true, when_false = _branches(conditional, facts)
             if test.polarity < 0:
@@ -310,12 +313,21 @@ def _takes_a_device(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> bool
 
 
 def _overrides_default(conditional: Conditional) -> bool:
-    """An ``if`` without ``else`` whose body rebinds what the statement before it bound."""
+    """An ``if`` without ``else`` whose body rebinds what the statement before it bound
+    (and may then log it)."""
     node, previous = conditional.node, conditional.previous_statement
     if not isinstance(node, cst.If) or node.orelse is not None or previous is None:
         return False
-    before, after = _assigned(previous), _assigned(node.body.body[-1]) if node.body.body else None
+    last = next((line for line in reversed(node.body.body) if not _only_calls(line)), None)
+    before, after = _assigned(previous), _assigned(last) if last is not None else None
     return before is not None and before == after
+
+
+def _only_calls(statement: cst.CSTNode) -> bool:
+    """A line of bare expressions (``logging.warning(...)`` after the override)."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Expr) for small in statement.body
+    )
 
 
 def _assigned(statement: cst.CSTNode) -> str | None:
