@@ -209,7 +209,8 @@ class Effects:
     ) -> Value:
         location = keywords.get("map_location")
         if location is not None and location.kind is Kind.DEVICE:
-            return Value(Kind.TENSOR, location.where)
+            # whatever was saved (a state dict, numbers, settings), its tensors placed there
+            return Value(Kind.UNKNOWN, location.where)
         return UNKNOWN
 
     def module(
