@@ -305,12 +305,8 @@ def is_empty_container(value: Value) -> bool:
 
 def join(a: Value, b: Value) -> Value:
     """The least value describing both ``a`` and ``b`` (the two sides of a branch)."""
-    if a is b:
+    if a is b or a == b:
         return a
-    if a == b:
-        # equal facts, each from its own CUDA literals (``f(x, "cuda")`` twice): keep both
-        extra = tuple(d for d in b.cuda_defaults if not any(d is mine for mine in a.cuda_defaults))
-        return replace(a, cuda_defaults=(*a.cuda_defaults, *extra)) if extra else a
     if is_empty_container(a) and b.kind is Kind.TENSOR:
         return replace(b, scalar=False)  # ``outs = []`` on one path, tensors on the other
     if is_empty_container(b) and a.kind is Kind.TENSOR:
