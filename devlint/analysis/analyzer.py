@@ -197,18 +197,42 @@ def again(core: Interpreter, guard_attributes: Env) -> Interpreter:
     return fresh
 
 
+def _reached_otherwise(
+    core: Interpreter, module: cst.Module, owners: set[str], private_classes: frozenset[str]
+) -> set[str]:
+    """Of ``owners``, those reached from places this file does not show: a function used
+    as a value, a private method referenced other than by ``self._name(...)``, a private
+    class subclassed or read other than to construct it (a factory, ``isinstance``)."""
+    definitions = core.definitions
+    methods = {owner for owner in owners if "." in owner}  # ``Class._name``
+    used = {
+        owner for owner in owners - methods - private_classes if definitions.used_as_value(owner)
+    }
+    used |= {
+        name
+        for name in owners & private_classes
+        if name in definitions.base_names or core.class_reads[name] > core.name_calls[name]
+    }
+    if methods:
+        used |= requirements.private_methods_reached_otherwise(module, methods, core.local_calls)
+    return used
+
+
 def decide_requirements(core: Interpreter, module: cst.Module) -> None:
     """File-wide *CUDA required*: functions held by their callers, stream-creating
     modules, CUDA integration libraries (requirements.py)."""
     if core.owned_records:
+        # what holds DEV011 candidates, and the private classes constructed between
+        # them and their callers (``_GraphCache.run`` constructs ``_CapturedCall``)
+        private_classes = frozenset(
+            name for name in core.definitions.class_parents if requirements.is_private(name)
+        )
         owners = {owner for _, owner in core.owned_records}
-        methods = {owner for owner in owners if "." in owner}  # ``Class._name``
-        used = {owner for owner in owners - methods if core.definitions.used_as_value(owner)}
-        if methods:
-            used |= requirements.private_methods_reached_otherwise(
-                module, methods, core.local_calls
-            )
-        requirements.callers_require_cuda(core.owned_records, core.local_calls, used)
+        owners |= {name for name, _, _ in core.local_calls} & private_classes
+        used = _reached_otherwise(core, module, owners, private_classes)
+        requirements.callers_require_cuda(
+            core.owned_records, core.local_calls, used, private_classes
+        )
     records = core.rec.calls.values()
     if core.statements.refuses_without_cuda and requirements.is_library_module(module):
         for record in records:

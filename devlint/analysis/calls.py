@@ -17,7 +17,7 @@ from devlint.analysis.facts import CallRecord, Mix, Operand
 from devlint.analysis.interpreter import Interpreter, batch_of
 from devlint.analysis.methods import on_devices_of
 from devlint.analysis.project_imports import CallerCall
-from devlint.analysis.requirements import private_method
+from devlint.analysis.requirements import is_private, private_method
 from devlint.analysis.syntax import (
     dotted_name,
     is_main_test,
@@ -253,7 +253,12 @@ class Calls:
         function = record.site.function
         if record.method in torch_api.PLACING_METHODS and function is not None:
             self.core.definitions.placing_functions.add(id(function))
-        if type(func) is cst.Name and func.value in self.core.definitions.function_defs:
+        definitions = self.core.definitions
+        if type(func) is cst.Name and (
+            func.value in definitions.function_defs
+            or (func.value in definitions.class_parents and is_private(func.value))
+        ):
+            # a call of this file's function, or a construction of its private class
             self.core.local_calls.append((func.value, record.site, self.core.owner))
         elif record.method is not None and _calls_on_self(func):
             # ``self._helper(...)``: a call of the class's private method

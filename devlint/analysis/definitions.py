@@ -183,7 +183,7 @@ class Definitions:
             owner = (
                 node.name.value
                 if at_module
-                else requirements.private_method(class_name, node.name.value)
+                else requirements.method_owner(class_name, node.name.value)
             )
         context = Context(guarded=guarded, class_name=class_name, branches=ctx.branches)
         closure = dict(self.core.env) if ctx.function is not None else None

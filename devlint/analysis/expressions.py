@@ -85,6 +85,8 @@ class Expressions:
             value = self.placeholder_flag(node.value, value)  # a module's, in a function
         elif value.kind is Kind.FUNCTION:
             self.core.name_reads[node.value] += 1
+        elif value.kind is Kind.CLASS:
+            self.core.class_reads[node.value] += 1
         elif value.kind is Kind.IMPORTED and value.qualname in self.core.imports.project_names:
             return self.project_value(value)  # ``from config import USE_CUDA``
         self.core.note_read(value)

@@ -224,6 +224,7 @@ class Interpreter:
         self.owned_records: list[tuple[CallRecord, str]] = []
         self.name_reads: Counter[str] = Counter()
         self.name_calls: Counter[str] = Counter()
+        self.class_reads: Counter[str] = Counter()  # of this file's classes, calls included
         self.option_defaults: Env = {}  # ``--device`` options with a CUDA default, by dest
         self.missed_options: set[str] = set()  # ``args.device`` read before its option
         self.seeded_options: frozenset[str] = frozenset()  # those known before this run

@@ -91,6 +91,22 @@ def private_method(class_name: str | None, name: str) -> str | None:
     return f"{class_name}.{name}"
 
 
+def method_owner(class_name: str | None, name: str) -> str | None:
+    """The owner a method's records are held under for *CUDA required*: ``Class._name``
+    for a private method, the class itself for any other method of a private class
+    (``class _CapturedCall``: its objects exist only where this file constructs them, so
+    its constructions are its methods' callers); None otherwise."""
+    owner = private_method(class_name, name)
+    if owner is None and class_name is not None and is_private(class_name):
+        return class_name
+    return owner
+
+
+def is_private(name: str) -> bool:
+    """``_name``, not ``__name``."""
+    return name.startswith("_") and not name.startswith("__")
+
+
 def private_methods_reached_otherwise(
     module: cst.Module, owners: set[str], local_calls: list[tuple[str, Site, str | None]]
 ) -> set[str]:
@@ -135,6 +151,7 @@ def callers_require_cuda(
     owned: list[tuple[CallRecord, str]],
     local_calls: list[tuple[str, Site, str | None]],
     used_as_value: set[str],
+    private_classes: frozenset[str],
 ) -> None:
     """Mark *CUDA required* the records of module-level functions held by their callers.
 
@@ -144,9 +161,14 @@ def callers_require_cuda(
     the old name guess had missed). A function this file also uses as a value (a callback, in
     ``used_as_value``) is called from places unseen: neither. ``owned`` pairs each record
     DEV011 could report with the function it is in; ``local_calls`` are the calls of this
-    file's functions with their sites and the function they are in.
+    file's functions with their sites and the function they are in. A private class's
+    constructions are its methods' callers (its objects exist only where they ran), also
+    for a class in the chain that holds no record itself (``_GraphCache.run`` constructs
+    ``_CapturedCall``, whose methods hold them: RVC's CUDA graphs, eval/blind118).
     """
-    candidates = {owner for _, owner in owned}
+    candidates = {owner for _, owner in owned} | (
+        {name for name, _, _ in local_calls} & private_classes
+    )
     callers: dict[str, list[tuple[Site, str | None]]] = {}
     for name, site, owner in local_calls:
         if name in candidates:
