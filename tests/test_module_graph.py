@@ -122,8 +122,9 @@ NON_NAME_PATTERNS = {
     # availability, define a name, does a script import the file?), not guesses from a name.
     "project_imports.py": 4,
     # The same for scripts near the file: does one set an availability flag on its parsed
-    # options (``args.use_gpu = ... is_available()``)? The lines are then parsed with ``ast``.
-    "project_flags.py": 3,
+    # options (``args.use_gpu = ... is_available()``) or on a module it imports (its import
+    # lines, and their comments)? The flag lines are then parsed with ``ast``.
+    "project_flags.py": 6,
 }
 
 

@@ -251,6 +251,9 @@ def analyze(
     flags, scripts = namespace_flags(origin)
     project_modules.read.update(scripts)
     seeded = {flag: CUDA_AVAILABLE for flag in flags}  # ``args.use_gpu`` set by a script
+    # ``cuda.CUDA_ENABLED`` set by a script, read as ``CUDA_ENABLED`` in ``cuda.py`` itself
+    own = f"{origin.stem}."
+    seeded.update({flag[len(own) :]: CUDA_AVAILABLE for flag in flags if flag.startswith(own)})
     return run(new_interpreter(guards, seeded, project_modules), module)
 
 

@@ -45,6 +45,10 @@ def names_lengths(source: str) -> bool:
 # args.use_gpu else False`` on its parsed options makes ``args.use_gpu`` an availability flag
 # in the file too (``project_flags.py``; Informer, Autoformer, PatchTST: eval/blind60,
 # blind61): the same namespace and attribute names are the only link between the two.
+# So for a module a script imports and sets a flag on (``cuda.CUDA_ENABLED =
+# use_cuda and torch.cuda.is_available()``, pytext: eval/blind125): the flag is
+# ``cuda.CUDA_ENABLED`` where another file imports the module as ``cuda``, and the bare
+# ``CUDA_ENABLED`` in the file named ``cuda.py`` itself.
 #
 # An attribute chain that ends in a known availability flag is that flag:
 # ``self.args.cuda`` in a trainer's methods after ``self.args = args``, where the script

@@ -17,7 +17,10 @@ bytes, never parsed whole: a line ``<ns>.<attr> = <expression>`` whose expressio
 only where CUDA is available (``is_available()``, alone, in an ``and``, or as the test of
 ``True if ... else False``), in a script that assigns ``<ns>`` from ``parse_args()``,
 makes ``<ns>.<attr>`` such a flag. The importing file then reads ``args.use_gpu`` (and
-``self.args.use_gpu``: ``name_guesses.aliased_flag``) as that test. The evidence is the
+``self.args.use_gpu``: ``name_guesses.aliased_flag``) as that test. A module (or class)
+the script imports is such a namespace too: ``cuda.CUDA_ENABLED = use_cuda and
+torch.cuda.is_available()`` (pytext's ``workflow.py``) makes ``cuda.CUDA_ENABLED`` a flag
+where it is read through the import, and ``CUDA_ENABLED`` in ``cuda.py`` itself. The evidence is the
 availability test in the script and the same namespace and attribute names in both files;
 ``name_guesses.py`` lists it with the other decisions made from names.
 
@@ -41,6 +44,11 @@ _PARSED_OPTIONS = re.compile(
     rb"^[ \t]*(\w+)[ \t]*(?:,[^\n=]*)?=[^\n]*\.parse(?:_known)?_args\(", re.M
 )
 _FLAG_LINE = re.compile(rb"^[ \t]*(\w+)\.(\w+)[ \t]*=(?!=)([^\n]*is_available\(\)[^\n]*)$", re.M)
+_FROM_IMPORT = re.compile(
+    rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\(([^)]*)\)|([\w, \t]+)$)", re.M
+)
+_COMMENT = re.compile(rb"#[^\n]*")
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?[ \t]*$", re.M)
 
 # file path -> ((mtime, size), the flags it sets); folder -> (mtime, its .py files)
 _FILE_FLAGS: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
@@ -115,15 +123,31 @@ def _flags_in(path: str) -> frozenset[str]:
 
 def _flags_of_text(data: bytes) -> frozenset[str]:
     """``<ns>.<attr>`` for each line setting an availability flag on a namespace that the
-    script assigns from ``parse_args()`` (or ``parse_known_args()``)."""
+    script assigns from ``parse_args()`` (or ``parse_known_args()``), or on a module (or
+    class) it imports (``cuda.CUDA_ENABLED = use_cuda and torch.cuda.is_available()``)."""
     if not _AVAILABILITY.search(data):
         return frozenset()
-    parsed = {match[1] for match in _PARSED_OPTIONS.finditer(data)}
+    holders = {match[1] for match in _PARSED_OPTIONS.finditer(data)} | _imported_names(data)
     return frozenset(
         f"{match[1].decode('ascii')}.{match[2].decode('ascii')}"
         for match in _FLAG_LINE.finditer(data)
-        if match[1] in parsed and _implies_available(match[3].decode("utf-8", "replace"))
+        if match[1] in holders and _implies_available(match[3].decode("utf-8", "replace"))
     )
+
+
+def _imported_names(data: bytes) -> set[bytes]:
+    """The names a script's imports bind (``from pytext.utils import cuda``, also in
+    parentheses over several lines, ``import config as cfg``)."""
+    names: set[bytes] = set()
+    for match in _FROM_IMPORT.finditer(data):
+        listed = _COMMENT.sub(b"", match[1]) if match[1] is not None else match[2]
+        for alias in listed.split(b","):
+            words = alias.split()
+            if words:
+                names.add(words[-1])  # ``x`` or ``x as y``: the name bound
+    for match in _IMPORT.finditer(data):
+        names.add(match[2] or match[1].split(b".")[0])
+    return names
 
 
 def _implies_available(source: str) -> bool:

@@ -4,6 +4,7 @@ module (``project_flags.py``): Informer's ``exp/exp_basic.py`` and ``main_inform
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,82 @@ def test_a_run_reads_each_folder_once(tmp_path: Path, monkeypatch: pytest.Monkey
     assert outcome.files_checked == 8
     assert sorted(read) == sorted({str(tmp_path), str(experiment.parent)})
     assert (9, "DEV004") in _codes(experiment)
+
+
+HELPERS = """
+    import torch
+
+    CUDA_ENABLED = False
+
+
+    def get_tensor(tensor):
+        if CUDA_ENABLED:
+            return tensor.cuda()
+        else:
+            return tensor
+"""
+
+TRAINER = """
+    from pkg.utils import cuda
+
+
+    def train(model):
+        if cuda.CUDA_ENABLED:
+            model.cuda()
+        return model
+"""
+
+WORKFLOW = """
+    import torch
+    from pkg.utils import (
+        cuda,  # the module whose flag this sets
+    )
+
+
+    def set_cuda(use_cuda_if_available):
+        cuda.CUDA_ENABLED = {flag}
+"""
+
+
+def _module_flag_project(tmp_path: Path, flag: str) -> tuple[Path, Path]:
+    """pytext's layout (eval/blind125): ``utils/cuda.py`` declares ``CUDA_ENABLED = False``,
+    ``workflow.py`` sets it, ``trainers/trainer.py`` reads it as ``cuda.CUDA_ENABLED``."""
+    (tmp_path / "setup.py").write_text("")
+    for folder in ("pkg", "pkg/utils", "pkg/trainers"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    files = {
+        "pkg/utils/cuda.py": HELPERS,
+        "pkg/trainers/trainer.py": TRAINER,
+        "pkg/workflow.py": WORKFLOW.format(flag=flag),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip())
+    return tmp_path / "pkg/utils/cuda.py", tmp_path / "pkg/trainers/trainer.py"
+
+
+def test_a_module_flag_another_module_sets_from_availability(tmp_path: Path) -> None:
+    helpers, trainer = _module_flag_project(
+        tmp_path, "use_cuda_if_available and torch.cuda.is_available()"
+    )
+    options = CheckOptions(frozenset({"DEV003", "DEV004", "DEV016"}))
+    found = {
+        path.name: [
+            (d.start.row, d.code)
+            for d in check_text(path.read_text(), str(path), replace(options, origin=path))
+        ]
+        for path in (helpers, trainer)
+    }
+    # read as the flag in the module that declares it and in the one that imports it
+    assert found == {"cuda.py": [(7, "DEV004")], "trainer.py": [(5, "DEV016")]}
+
+
+def test_a_module_flag_set_from_a_users_option_stays_one(tmp_path: Path) -> None:
+    helpers, trainer = _module_flag_project(tmp_path, "use_cuda_if_available")
+    options = CheckOptions(frozenset({"DEV003", "DEV004", "DEV016"}))
+    found = [
+        (path.name, d.start.row, d.code)
+        for path in (helpers, trainer)
+        for d in check_text(path.read_text(), str(path), replace(options, origin=path))
+    ]
+    assert found == [("cuda.py", 8, "DEV003"), ("trainer.py", 6, "DEV003")]
