@@ -400,6 +400,16 @@ def is_exit_call(expr: cst.BaseExpression) -> bool:
     return name is not None and name in torch_api.EXIT_CALLS
 
 
+def exits_without_cuda(statement: cst.If, test: Value) -> bool:
+    """An ``if`` past which CUDA is available (``test``: its test's value): ``if not
+    cuda: return``, or ``if cuda: ... else: warn; return`` (FastVideo's offload hook,
+    eval/blind122)."""
+    if is_cuda_guard(test, -1) and always_exits(statement.body):
+        return True
+    orelse = statement.orelse
+    return type(orelse) is cst.Else and is_cuda_guard(test, +1) and always_exits(orelse.body)
+
+
 def always_exits(body: cst.BaseSuite) -> bool:
     """A block that never falls through (its last statement leaves, on every path)."""
     statements = body.body

@@ -142,19 +142,10 @@ class Statements:
     def guards_rest_of_block(self, statement: cst.BaseStatement) -> bool:
         """``if not cuda: return`` / ``assert torch.cuda.is_available()``. The ``if`` may
         go on with ``elif``/``else`` branches (VAR's ``initialize``): past it, its first
-        test was false, whichever branch ran. Also ``if cuda: ... else: return``: past
-        it, the test was true."""
+        test was false, whichever branch ran."""
         if type(statement) is cst.If:
             test = self.core.rec.values.get(id(statement.test), UNKNOWN)
-            if guards.is_cuda_guard(test, -1) and guards.always_exits(statement.body):
-                return True
-            # ``if avail: ... else: warn; return`` (FastVideo's offload hook, eval/blind122)
-            orelse = statement.orelse
-            return (
-                type(orelse) is cst.Else
-                and guards.is_cuda_guard(test, +1)
-                and guards.always_exits(orelse.body)
-            )
+            return guards.exits_without_cuda(statement, test)
         if type(statement) is cst.SimpleStatementLine:
             values = self.core.rec.values
             for small in statement.body:
