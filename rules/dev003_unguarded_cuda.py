@@ -6,13 +6,12 @@ import libcst as cst
 from devlint import device_errors
 from devlint.analysis.facts import (
     DISTRIBUTED_WRAPPERS,
-    PLACEMENT_KEYWORDS,
     CallRecord,
     FileFacts,
     forwards_placement,
-    places_by_keyword,
+    placements,
 )
-from devlint.analysis.values import CUDA, Kind, Step, Value, is_index, may_be_placed
+from devlint.analysis.values import Kind, Step, Value, is_index, may_be_placed
 from devlint.codemod import method_one_blocks
 from devlint.rule import DEVICE, Finding, FixPlan, Replace, Rule, literal_text, source_of
 
@@ -176,18 +175,12 @@ class UnguardedCuda(Rule):
             elif _moves_own_tensors(call, facts):
                 yield Finding(node, OWN_CUDA_MESSAGE), None
             return
-        placed: list[tuple[cst.BaseExpression, Value, str]] = []
-        placeable = call.receiver is None or may_be_placed(call.receiver)
-        if call.method == "to" and call.args and node.args[0].keyword is None and placeable:
-            placed.append((node.args[0].value, call.args[0], "to"))
-        for arg in (
-            node.args if places_by_keyword(call.callee) and not passes_to_local_function else ()
-        ):
-            keyword = arg.keyword.value if arg.keyword is not None else None
-            if keyword == "map_location" and isinstance(arg.value, cst.Dict):
-                placed.extend(_remapped_to(arg.value, facts))
-            elif keyword in PLACEMENT_KEYWORDS:
-                placed.append((arg.value, call.keywords[keyword], keyword))
+        # a device handed to one of this file's functions is placed (or not) in its body
+        placed = [
+            placement
+            for placement in placements(call, facts.value_of)
+            if placement[2] == "to" or not passes_to_local_function
+        ]
         # a project function's parameter that places with what it is given: no fix (it may
         # expect a string), and the literal stays what it says
         handed = facts.handed_placements.get(id(node), ())
@@ -214,20 +207,6 @@ class UnguardedCuda(Rule):
                     yield Finding(expression, message, fix), expression
                 else:
                     yield Finding(node, message, fix, _keyword_step(node, expression)), expression
-
-
-def _remapped_to(
-    remap: cst.Dict, facts: FileFacts
-) -> Iterator[tuple[cst.BaseExpression, Value, str]]:
-    """The devices a ``map_location`` dict sends storages to from where they were saved.
-    One saved on a CUDA device (``{"cuda:0": f"cuda:{rank}"}``) needed CUDA already: it
-    is renamed, nothing comes from the CPU; every other key's device is a placement."""
-    for element in remap.elements:
-        if not isinstance(element, cst.DictElement):
-            continue
-        key = facts.value_of(element.key)
-        if not (key.kind is Kind.DEVICE and key.where == CUDA):
-            yield element.value, facts.value_of(element.value), "map_location"
 
 
 def _keyword_step(call: cst.Call, value: cst.BaseExpression) -> tuple[Step, ...]:

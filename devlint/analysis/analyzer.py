@@ -24,7 +24,7 @@ from devlint.analysis.datasets import Datasets, receiver_of
 from devlint.analysis.definitions import Definitions
 from devlint.analysis.effects import Effects
 from devlint.analysis.expressions import Expressions
-from devlint.analysis.facts import FileFacts, placed_values
+from devlint.analysis.facts import FileFacts, placements
 from devlint.analysis.guards import CUDA_AVAILABLE
 from devlint.analysis.imports import Imports
 from devlint.analysis.inlining import MAX_INLINED_SIZE, Inlining
@@ -40,7 +40,7 @@ from devlint.analysis.project_imports import (
     ProjectModules,
 )
 from devlint.analysis.statements import Statements
-from devlint.analysis.values import CPU, CUDA, Kind, Value, may_be_accelerator
+from devlint.analysis.values import CPU, CUDA, UNKNOWN, Kind, Value, may_be_accelerator
 
 # Statements of a function run for the flags on what it returns: argument parsers
 # (``get_args()``: one ``add_argument`` per option) are long and cheap to run.
@@ -317,7 +317,7 @@ def _placing_parameters(core: Interpreter, node: cst.FunctionDef) -> tuple[tuple
         id(default)
         for call in records.calls.values()
         if not call.site.guarded
-        for value in placed_values(call)
+        for _, value, _ in placements(call, lambda node: records.values.get(id(node), UNKNOWN))
         for default in value.cuda_defaults
     }
     positional = {param.name.value: index for index, param in enumerate(node.params.params)}

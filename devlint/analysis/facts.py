@@ -8,7 +8,7 @@ guesses) are re-exported or answered here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import field
 
 import libcst as cst
@@ -37,6 +37,7 @@ from devlint.analysis.values import (
     CPU,
     CUDA,
     UNKNOWN,
+    Kind,
     Value,
     may_be_placed,
     may_be_tensor,
@@ -385,19 +386,35 @@ HandedPlacement = tuple[cst.BaseExpression, Value, str]
 PLACEMENT_KEYWORDS = ("device", "map_location")
 
 
-def placed_values(call: CallRecord) -> list[Value]:
-    """The devices a call places something with: ``x.to(d)``, and ``device=d`` /
-    ``map_location=d`` of a call that places by keyword (``torch_api.places_by_keyword``)."""
-    placed: list[Value] = []
+def placements(
+    call: CallRecord, value_of: Callable[[cst.BaseExpression], Value]
+) -> Iterator[tuple[cst.BaseExpression, Value, str]]:
+    """What one call places, and with what: ``(expression, its value, how)`` for
+    ``x.to(d)`` (how: ``"to"``) and for ``device=d`` / ``map_location=d`` of a call that
+    places by keyword (``torch_api.places_by_keyword``; how: the keyword). A
+    ``map_location`` dict sends storages to each entry's device from where they were
+    saved: an entry whose key is a CUDA device needed CUDA already (a rename, not a
+    placement); every other entry is a placement (``value_of``: an expression's value)."""
+    node = call.node
     if (
         call.method == "to"
         and call.args
+        and node.args[0].keyword is None
         and (call.receiver is None or may_be_placed(call.receiver))
     ):
-        placed.append(call.args[0])
-    if torch_api.places_by_keyword(call.callee):  # ``x.to(device=d)`` too
-        placed.extend(call.keywords[key] for key in PLACEMENT_KEYWORDS if key in call.keywords)
-    return placed
+        yield node.args[0].value, call.args[0], "to"
+    if not torch_api.places_by_keyword(call.callee):  # ``x.to(device=d)`` places too
+        return
+    for arg in node.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "map_location" and isinstance(arg.value, cst.Dict):
+            for entry in arg.value.elements:
+                if isinstance(entry, cst.DictElement):
+                    key = value_of(entry.key)
+                    if not (key.kind is Kind.DEVICE and key.where == CUDA):
+                        yield entry.value, value_of(entry.value), keyword
+        elif keyword in PLACEMENT_KEYWORDS:
+            yield arg.value, call.keywords[keyword], keyword
 
 
 def forwards_placement(call: CallRecord) -> bool:
