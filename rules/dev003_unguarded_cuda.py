@@ -8,6 +8,7 @@ from devlint.analysis.facts import (
     DISTRIBUTED_WRAPPERS,
     CallRecord,
     FileFacts,
+    encloses,
     forwards_placement,
     placements,
 )
@@ -153,12 +154,9 @@ class UnguardedCuda(Rule):
             if isinstance(literal, cst.Call):  # ``device = torch.device("cuda")``
                 yield Finding(literal, DEVICE_MESSAGE, _device_fix(literal), tuple(reached[key]))
                 continue
-            fix = (
-                _replace_literal(literal, "{selection_str}")
-                if key in facts.definition_literals or _indexed(literal)
-                else None
+            yield Finding(
+                literal, DEFAULT_MESSAGE, _default_fix(literal, facts), tuple(reached[key])
             )
-            yield Finding(literal, DEFAULT_MESSAGE, fix, tuple(reached[key]))
 
     def _placements(
         self, call: CallRecord, facts: FileFacts, mappers: dict[int, FixPlan]
@@ -178,7 +176,7 @@ class UnguardedCuda(Rule):
         # a device handed to one of this file's functions is placed (or not) in its body
         placed = [
             placement
-            for placement in placements(call, facts.value_of)
+            for placement in placements(call, facts.values)
             if placement[2] == "to" or not passes_to_local_function
         ]
         # a project function's parameter that places with what it is given: no fix (it may
@@ -196,17 +194,38 @@ class UnguardedCuda(Rule):
                 )
                 if not passes_to_local_function and not converts:
                     for default in value.cuda_defaults:
-                        yield None, default
+                        if encloses(expression, default):  # ``device="cuda" if n else "cpu"``
+                            fix = _default_fix(default, facts)
+                            step = (Step(default, "the CUDA device named here"),)
+                            yield Finding(node, _message(how), fix, step), default
+                        else:
+                            yield None, default
             elif how == "to":
-                message = '`.to("cuda")` without a CUDA availability check'
-                yield Finding(node, message, _replace_literal(expression, "{device}")), expression
+                yield (
+                    Finding(node, _message(how), _replace_literal(expression, "{device}")),
+                    expression,
+                )
             else:
-                message = f'`{how}="cuda"` without a CUDA availability check'
+                message = _message(how)
                 fix = _replace_literal(expression, "{device}") if fixable else None
                 if isinstance(expression, cst.Call):  # ``device=torch.device("cuda")``
                     yield Finding(expression, message, fix), expression
                 else:
                     yield Finding(node, message, fix, _keyword_step(node, expression)), expression
+
+
+def _message(how: str) -> str:
+    """What a placement with a CUDA literal, made ``how`` (``"to"`` or a keyword), says."""
+    placed = '`.to("cuda")`' if how == "to" else f'`{how}="cuda"`'
+    return f"{placed} without a CUDA availability check"
+
+
+def _default_fix(literal: cst.BaseExpression, facts: FileFacts) -> FixPlan | None:
+    """The fix of a CUDA literal that reaches a placement as part of a value: the
+    selected device in its place, where a device definition names it (or an index)."""
+    if id(literal) in facts.definition_literals or _indexed(literal):
+        return _replace_literal(literal, "{selection_str}")
+    return None
 
 
 def _keyword_step(call: cst.Call, value: cst.BaseExpression) -> tuple[Step, ...]:

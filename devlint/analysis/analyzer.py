@@ -40,7 +40,7 @@ from devlint.analysis.project_imports import (
     ProjectModules,
 )
 from devlint.analysis.statements import Statements
-from devlint.analysis.values import CPU, CUDA, UNKNOWN, Kind, Value, may_be_accelerator
+from devlint.analysis.values import CPU, CUDA, Kind, Value, may_be_accelerator
 
 # Statements of a function run for the flags on what it returns: argument parsers
 # (``get_args()``: one ``add_argument`` per option) are long and cheap to run.
@@ -300,26 +300,30 @@ def _follows_inputs(core: Interpreter, node: cst.FunctionDef) -> bool:
 
 def _placing_parameters(core: Interpreter, node: cst.FunctionDef) -> tuple[tuple[int, str], ...]:
     """The parameters of a small function that it places things with outside every guard
-    (``.to(p)``, ``device=p``, ``map_location=torch.device(p)``): run once with each a
-    CUDA device marked as its own default, the placements those marks reach."""
+    (``.to(p)``, ``device=p``, ``map_location=torch.device(p)``): the placements that
+    CUDA marks reach, each parameter marked as its own default. Run twice: with each a
+    CUDA device, and with each of unknown kind on CUDA, as the tensors it may be
+    (``to_device(data, device)`` tests ``isinstance(data, torch.Tensor)`` and moves it)."""
     body = node.body
     if not isinstance(body, cst.IndentedBlock) or len(body.body) > MAX_INLINED_SIZE:
         return ()
     named = [*node.params.params, *node.params.kwonly_params]
     if not named:
         return ()
-    env = core.inlining.argument_env(node, [], {})
     marks = {param.name.value: param.name for param in named}
-    for name, mark in marks.items():
-        env[name] = Value(Kind.DEVICE, CUDA, cuda_defaults=(mark,))
-    records = core.inlining.detached(node, env)[2]
-    reached = {
-        id(default)
-        for call in records.calls.values()
-        if not call.site.guarded
-        for _, value, _ in placements(call, lambda node: records.values.get(id(node), UNKNOWN))
-        for default in value.cuda_defaults
-    }
+    reached: set[int] = set()
+    for kind in (Kind.DEVICE, Kind.UNKNOWN):
+        env = core.inlining.argument_env(node, [], {})
+        for name, mark in marks.items():
+            env[name] = Value(kind, CUDA, cuda_defaults=(mark,))
+        records = core.inlining.detached(node, env)[2]
+        reached.update(
+            id(default)
+            for call in records.calls.values()
+            if not call.site.guarded
+            for _, value, _ in placements(call, records.values)
+            for default in value.cuda_defaults
+        )
     positional = {param.name.value: index for index, param in enumerate(node.params.params)}
     return tuple(
         (positional.get(name, -1), name) for name, mark in marks.items() if id(mark) in reached

@@ -26,6 +26,7 @@ from devlint.analysis.mps_op_map import Verdict as Verdict
 from devlint.analysis.name_guesses import names_lengths as names_lengths
 from devlint.analysis.syntax import child_nodes, operand_roots, source_of
 from devlint.analysis.syntax import dotted_name as dotted_name
+from devlint.analysis.syntax import encloses as encloses
 from devlint.analysis.syntax import receivers as receivers
 from devlint.analysis.torch_api import CPU_DEVICE_INDEX as CPU_DEVICE_INDEX
 from devlint.analysis.torch_api import DATA_LOADERS as DATA_LOADERS
@@ -387,14 +388,14 @@ PLACEMENT_KEYWORDS = ("device", "map_location")
 
 
 def placements(
-    call: CallRecord, value_of: Callable[[cst.BaseExpression], Value]
+    call: CallRecord, values: dict[int, Value]
 ) -> Iterator[tuple[cst.BaseExpression, Value, str]]:
     """What one call places, and with what: ``(expression, its value, how)`` for
     ``x.to(d)`` (how: ``"to"``) and for ``device=d`` / ``map_location=d`` of a call that
     places by keyword (``torch_api.places_by_keyword``; how: the keyword). A
     ``map_location`` dict sends storages to each entry's device from where they were
     saved: an entry whose key is a CUDA device needed CUDA already (a rename, not a
-    placement); every other entry is a placement (``value_of``: an expression's value)."""
+    placement); every other entry is a placement (``values``: the expressions' values)."""
     node = call.node
     if (
         call.method == "to"
@@ -410,9 +411,9 @@ def placements(
         if keyword == "map_location" and isinstance(arg.value, cst.Dict):
             for entry in arg.value.elements:
                 if isinstance(entry, cst.DictElement):
-                    key = value_of(entry.key)
+                    key = values.get(id(entry.key), UNKNOWN)
                     if not (key.kind is Kind.DEVICE and key.where == CUDA):
-                        yield entry.value, value_of(entry.value), keyword
+                        yield entry.value, values.get(id(entry.value), UNKNOWN), keyword
         elif keyword in PLACEMENT_KEYWORDS:
             yield arg.value, call.keywords[keyword], keyword
 

@@ -105,6 +105,17 @@ def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def encloses(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``root`` or lies inside it."""
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(child_nodes(current))
+    return False
+
+
 def strings_in(node: cst.CSTNode) -> list[cst.SimpleString | cst.FormattedStringText]:
     """Every string literal (and f-string text part) under ``node``."""
     if isinstance(node, cst.SimpleString | cst.FormattedStringText):

@@ -615,7 +615,8 @@ def test_a_cuda_literal_handed_to_a_project_function_that_places_with_it(
     """ControlNet's ``load_state_dict(path, location="cuda")``: the sibling loads with
     ``map_location=torch.device(location)``, so the literal is placed (DEV003, no fix: the
     parameter may expect a string); a parameter the sibling only prints, or places under
-    an availability test, places nothing."""
+    an availability test, places nothing. A tensor parameter moved with the device one
+    (``data.to(device)`` after ``isinstance(data, torch.Tensor)``) does not hide it."""
     write(
         tmp_path,
         "cldm/model.py",
@@ -632,6 +633,11 @@ def test_a_cuda_literal_handed_to_a_project_function_that_places_with_it(
 
         def to_device(batch, device):
             return batch.to(device=device)
+
+        def move(data, device=None):
+            if isinstance(data, torch.Tensor):
+                return data.to(device)
+            return data
         """,
     )
     write(tmp_path, "cldm/__init__.py", "")
@@ -639,13 +645,14 @@ def test_a_cuda_literal_handed_to_a_project_function_that_places_with_it(
         tmp_path,
         "app.py",
         """
-        from cldm.model import load_state_dict, to_device, warm
+        from cldm.model import load_state_dict, move, to_device, warm
 
-        def main(model, batch):
+        def main(model, batch, ngpu):
             model.load_state_dict(load_state_dict("a.ckpt", location="cuda"))
             model.load_state_dict(load_state_dict("a.ckpt", "cuda"))
             model.load_state_dict(load_state_dict("a.ckpt", tag="cuda"))
             warm(model, "cuda")
+            batch = move(batch, "cuda" if ngpu > 0 else "cpu")
             return to_device(batch, "cuda")
         """,
     )
@@ -653,6 +660,7 @@ def test_a_cuda_literal_handed_to_a_project_function_that_places_with_it(
     assert [(d.start.row, d.code, d.fix is None) for d in found] == [
         (4, "DEV003", True),
         (5, "DEV003", True),
-        (8, "DEV003", True),
+        (8, "DEV003", True),  # FunCodec's ``to_device``: a tensor parameter, moved
+        (9, "DEV003", True),
     ]
     assert codes(app) == []  # without the sibling nothing says the literal is placed
