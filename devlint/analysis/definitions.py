@@ -363,6 +363,7 @@ class Definitions:
             or (class_name is not None and node.name.value in requirements.CUDA_PROTOCOL_METHODS)
         )
         self.core.owner, self.core.exits_without_cuda = item.owner, False
+        self.core.assigned_keys.pop(id(node), None)  # a new run of the body
         saved_ctx, self.core.ctx = self.core.ctx, replace(item.context, function=node)
         try:
             self.core.env = self.entry_environment(item)

@@ -143,6 +143,7 @@ class Inlining:
         saved_flow = (self.core.cuda_required, self.core.exits_without_cuda)
         self.core.env, self.core.rec, self.core.pending, self.core.returns = env, Records(), [], []
         self.depth += 1
+        self.core.assigned_keys.pop(id(node), None)  # a new run of the body
         try:
             with self.core.scope(function=node, loop=None, **context):
                 self.core.statements.suite(node.body)

@@ -203,6 +203,10 @@ class Interpreter:
         # (id of a function, name) for each ``global name`` statement: a flag it sets there
         # is module state, read by the module's other functions as an attribute is.
         self.declared_globals: set[tuple[int, str]] = set()
+        # By id of a function (its current run): ``kwargs.[device]`` and its value for
+        # each ``kwargs["device"] = ...`` seen so far, which ``kwargs.get("device",
+        # "cuda")`` there finds instead of the fallback.
+        self.assigned_keys: dict[int, Env] = {}
         self.rec = Records()
         self.ctx = Context()
         self.module_env: Env = {}
@@ -358,6 +362,8 @@ class Interpreter:
         key = subscript_key(target)
         if key is not None and value.kind is Kind.GUARD:
             self.store(key, value)  # ``cfg["cuda"] = torch.cuda.is_available()``
+        if key is not None:
+            self.assigned_keys.setdefault(id(self.ctx.function), {})[key] = value
         base = dotted_name(target.value)
         container = self.lookup(base) if base is not None else None
         if base and container and container.from_batch and value.kind is Kind.TENSOR:

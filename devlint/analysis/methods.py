@@ -167,6 +167,21 @@ class Methods:
         if method == "detach" and receiver.kind is Kind.UNKNOWN:
             # only tensors have ``.detach()``
             return Value(Kind.TENSOR, receiver.where, placed=receiver.placed)
+        if (
+            method == "get"
+            and len(args) == 2
+            and receiver.kind is Kind.UNKNOWN
+            and args[1].kind is Kind.DEVICE
+            and args[1].cuda_defaults
+        ):
+            # ``config.get("device", "cuda")``: the configuration's device, or the CUDA
+            # literal where it names none, as a parameter's default is for the callers
+            # that omit it; a key this function has set (``kwargs["device"] = device``) is
+            # there
+            assigned = _assigned_key(node, self.core)
+            if assigned is not None:
+                return assigned
+            return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=args[1].cuda_defaults)
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, receiver, method, args, keywords)
         if receiver.kind is Kind.TENSOR:
@@ -352,3 +367,11 @@ def _is_cuda_template(value: Value) -> bool:
         and isinstance(text, str)
         and text.startswith("cuda:")
     )
+
+
+def _assigned_key(node: cst.Call, core: Interpreter) -> Value | None:
+    """For ``mapping.get("key", ...)``: what this function has set as ``mapping["key"]``."""
+    func = node.func
+    base = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+    key = string_value(node.args[0].value) if node.args else None
+    return core.assigned_keys.get(id(core.ctx.function), {}).get(f"{base}.[{key}]")
