@@ -120,7 +120,7 @@ RULE_ANALYSIS_IMPORTS = {"devlint.analysis.facts", "devlint.analysis.values"}
 NON_NAME_PATTERNS = {
     # Scans of the project's source text before it is parsed (does a sibling test
     # availability, define a name, does a script import the file?), not guesses from a name.
-    "project_imports.py": 4,
+    "project_imports.py": 5,
     # The same for scripts near the file: does one set an availability flag on its parsed
     # options (``args.use_gpu = ... is_available()``) or on a module it imports (its import
     # lines, and their comments)? The flag lines are then parsed with ``ast``.

@@ -84,6 +84,8 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
     definitions.cuda_module = core.cuda_required = cuda_module
     if project_modules is not None:
         core.imports.caller_calls = project_modules.callers()
+        if project_modules.importers_set_default_device():
+            core.default_device = None  # NeuS's ``exp_runner.py``: a CUDA tensor type
     core.statements.block(module.body)
     definitions.note_mps_at_end(0)
     core.module_done = True

@@ -143,13 +143,23 @@ class ProjectModules:
             self.calls = {}
             if self.summarize_callers is not None:
                 here = Path(os.path.realpath(self.origin))
-                for path in _importers(self.origin):
+                for path, _ in _importers(self.origin):
                     self.read.add(path)
                     summary, read = self.callers_in(path)
                     self.read.update(read - {here})
                     for name, calls in summary.get(here, {}).items():
                         self.calls.setdefault(name, []).extend(calls)
         return self.calls
+
+    def importers_set_default_device(self) -> bool:
+        """Whether an entry script that imports this file changes where torch makes
+        tensors (``torch.set_default_tensor_type("torch.cuda.FloatTensor")``,
+        ``torch.set_default_device(device)``): then this file's factories without
+        ``device=`` may land anywhere."""
+        return self.summarize_callers is not None and any(
+            _SETS_DEFAULT_DEVICE.search(data)
+            for _, data in _importers(self.origin, beside_namespace_package=True)
+        )
 
     def callers_in(self, path: Path) -> tuple[CallerSummary, frozenset[Path]]:
         """What the entry script at ``path`` passes to project modules' functions, and
@@ -266,10 +276,16 @@ def _testing_functions(path: Path) -> frozenset[str]:
     return cached[1]
 
 
-def _importers(origin: Path) -> list[Path]:
+_SETS_DEFAULT_DEVICE = re.compile(rb"\bset_default_(?:device|tensor_type)[ \t]*\(")
+
+
+def _importers(origin: Path, beside_namespace_package: bool = False) -> list[tuple[Path, bytes]]:
     """The entry scripts (files that test ``__main__``) in the file's folder and the
     package folders above it (and the folder holding the top package) whose text imports
-    the file's module by name; at most ``MAX_CALLERS``, read as bytes, never parsed."""
+    the file's module by name, with their text; at most ``MAX_CALLERS``, read as bytes,
+    never parsed. ``beside_namespace_package``: for a file in a folder without
+    ``__init__.py`` at a project's root, the scripts at the root too (NeuS's
+    ``exp_runner.py`` imports ``models.dataset``)."""
     stem = origin.stem if origin.stem != "__init__" else origin.parent.name
     if not stem.isidentifier():
         return []
@@ -282,11 +298,14 @@ def _importers(origin: Path) -> list[Path]:
     while os.path.isfile(os.path.join(folder, "__init__.py")) and len(folders) <= MAX_PACKAGE_DEPTH:
         folder = os.path.dirname(folder)
         folders.append(folder)
-    found: list[Path] = []
+    parent = os.path.dirname(folder)
+    if beside_namespace_package and len(folders) == 1 and is_project_root(parent):
+        folders.append(parent)
+    found: list[tuple[Path, bytes]] = []
     for folder in folders:
         for path, data in _entry_scripts(folder):
             if path != here and imports_it.search(data):
-                found.append(Path(path))
+                found.append((Path(path), data))
                 if len(found) == MAX_CALLERS:
                     return found
     return found

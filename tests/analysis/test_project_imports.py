@@ -361,7 +361,7 @@ def test_scripts_beside_the_package_import_it_from_the_projects_root(tmp_path: P
         callee = write(project, "lib/train.py", CALLEE)
         flag = "not args.no_cuda and torch.cuda.is_available()"
         write(project, "tools/run.py", ENTRY.format(module="lib.train", flag=flag))
-        assert project_imports._importers(callee) == []
+        assert importers(callee) == []
     # ``lib`` is not read: its ``reduce_dict`` is unseen (DEV012 inferred, as above)
     assert found["loose"] == {(7, "DEV003"), (10, "DEV003"), (18, "DEV012")}
     assert found["checkout"] == {(7, "DEV004"), (18, "DEV012")}
@@ -509,6 +509,11 @@ ENTRY = """
 EVERY = CheckOptions(frozenset(all_rules()))
 
 
+def importers(origin: Path) -> list[Path]:
+    """The entry scripts that import the file at ``origin`` (their paths)."""
+    return [path for path, _ in project_imports._importers(origin)]
+
+
 def flow_codes(path: Path) -> list[str]:
     """DEV003 and DEV012 (not a default rule) of a file checked where it is."""
     found = check_text(path.read_text(encoding="utf-8"), str(path), replace(EVERY, origin=path))
@@ -567,25 +572,25 @@ def test_a_run_lists_each_folder_once_and_sees_it_change(
     folder = os.path.realpath(tmp_path)
     main = os.path.join(folder, "main.py")
     with project_imports.one_run():
-        found = [project_imports._importers(module) for module in modules]
+        found = [importers(module) for module in modules]
         assert found == [[Path(main)]] + [[]] * 5
         assert listed == [folder]  # six files, one listing
-        assert [project_imports._importers(m) for m in modules] == found
+        assert [importers(m) for m in modules] == found
         assert listed == [folder]
         write(tmp_path, "run.py", ENTRY.format(module="mod2", flag=flag))  # a new file
         stamp = os.stat(folder).st_mtime_ns + 1_000_000_000
         os.utime(folder, ns=(stamp, stamp))  # a new version of the folder, whatever the clock
-        assert project_imports._importers(modules[2]) == [Path(folder, "run.py")]
+        assert importers(modules[2]) == [Path(folder, "run.py")]
         assert listed == [folder, folder]
         # An edit in place (the folder unchanged) is seen by the next run.
         (tmp_path / "library.py").write_text(ENTRY.format(module="mod1", flag=flag))
         os.utime(folder, ns=(stamp, stamp))
-        assert project_imports._importers(modules[1]) == []
+        assert importers(modules[1]) == []
     with project_imports.one_run():
-        assert project_imports._importers(modules[1]) == [Path(folder, "library.py")]
+        assert importers(modules[1]) == [Path(folder, "library.py")]
     assert listed == [folder, folder, folder]
     # Outside a run, as before: every call lists the folder.
-    assert project_imports._importers(modules[1]) == [Path(folder, "library.py")]
+    assert importers(modules[1]) == [Path(folder, "library.py")]
     assert len(listed) == 4
 
 
@@ -664,3 +669,41 @@ def test_a_cuda_literal_handed_to_a_project_function_that_places_with_it(
         (9, "DEV003", True),
     ]
     assert codes(app) == []  # without the sibling nothing says the literal is placed
+
+
+def test_an_entry_script_that_sets_the_default_tensor_type(tmp_path: Path) -> None:
+    """NeuS: ``exp_runner.py`` sets a CUDA default tensor type and imports
+    ``models.dataset`` from a namespace package (no ``__init__.py``); the dataset's
+    factories without ``device=`` are then made there, not on the CPU."""
+    (tmp_path / ".git").mkdir()  # the checkout's root holds the namespace package
+    dataset = write(
+        tmp_path,
+        "models/dataset.py",
+        """
+        import torch
+
+        class Dataset:
+            def __init__(self):
+                self.device = torch.device("cpu")
+                self.poses = torch.eye(3).to(self.device)
+
+            def rays(self, n):
+                p = torch.ones(n, 3)
+                return torch.matmul(self.poses[None], p[:, :, None])
+        """,
+    )
+    runner = """
+        import torch
+        from models.dataset import Dataset
+
+        if __name__ == "__main__":
+            {setup}
+            Dataset().rays(4)
+        """
+    write(tmp_path, "exp_runner.py", runner.format(setup="torch.manual_seed(0)"))
+    assert codes(dataset, origin=dataset) == []  # on the CPU: nothing to report
+    write(tmp_path, "models/dataset.py", dataset.read_text().replace('"cpu"', '"mps"'))
+    assert codes(dataset, origin=dataset) == ["10:DEV006"]  # MPS poses, a CPU factory
+    setup = 'torch.set_default_tensor_type("torch.cuda.FloatTensor")'
+    write(tmp_path, "exp_runner.py", runner.format(setup=setup))
+    assert codes(dataset, origin=dataset) == []  # the factory's device is not known
