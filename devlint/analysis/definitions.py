@@ -489,6 +489,9 @@ class Definitions:
         annotation = param.annotation.annotation if param.annotation is not None else None
         if type(annotation) is cst.Name and annotation.value == "int":
             return Value(Kind.INTEGER)  # ``gpu_id: int``: placed with, a device index
+        if annotation is not None and name_guesses.names_a_pipeline(dotted_name(annotation) or ""):
+            # ``model: MarigoldDepthPipeline``: it moves what it is given (calls.py)
+            return Value(Kind.MODULE, qualname=torch_api.NAMED_PIPELINE)
         unset = param.default is None or (
             value.kind is Kind.CONSTANT and (value.constant is False or value.constant is None)
         )

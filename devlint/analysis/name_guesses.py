@@ -257,7 +257,8 @@ def names_a_data_parallel(callee_name: str) -> bool:
 
 # A class from elsewhere named for a diffusion pipeline (diffusers' ``StableDiffusionPipeline``,
 # PhotoMaker's ``PhotoMakerStableDiffusionXLPipeline``, InstantID's): its instances (made
-# directly or with ``from_pretrained``) move the tensors they are given to their execution
+# directly or with ``from_pretrained``, or a parameter annotated with one: Marigold's
+# ``model: MarigoldDepthPipeline``) move the tensors they are given to their execution
 # device, as diffusers' pipelines do (eval/blind68: PhotoMaker's CPU ``id_embeds``).
 def names_a_pipeline(callee_name: str) -> bool:
     parts = callee_name.split(".")
