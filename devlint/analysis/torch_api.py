@@ -48,6 +48,7 @@ CUDA_ONLY_CALLS = frozenset(
         "set_per_process_memory_fraction", "caching_allocator_alloc", "init",
         "current_blas_handle", "get_sync_debug_mode", "CUDAGraph", "graph_pool_handle", "cudart", "reset_accumulated_memory_stats",
         "nvtx.range_push", "nvtx.range_pop", "nvtx.range", "nvtx.mark",
+        "profiler.start", "profiler.stop",
         # The legacy constructors (``torch.cuda.LongTensor(sizes)``): "type
         # torch.cuda.LongTensor not available. Torch not compiled with CUDA enabled."
         "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",

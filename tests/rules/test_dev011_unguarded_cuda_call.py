@@ -86,6 +86,17 @@ def test_no_stand_in_no_fix() -> None:
     assert found.fix is None
 
 
+def test_the_cuda_profiler_is_reported() -> None:
+    """mace's LAMMPS calculator starts and stops ``torch.cuda.profiler`` at chosen steps:
+    both raise without CUDA (``test_every_cuda_only_call_raises_without_cuda``)."""
+    source = "import torch\ntorch.cuda.profiler.start()\nrun()\ntorch.cuda.profiler.stop()\n"
+    found = check_text(source, "x.py", _options((2, 13)))
+    assert [(d.code, d.start.row, d.fix) for d in found] == [
+        ("DEV011", 2, None),
+        ("DEV011", 4, None),
+    ]
+
+
 def test_a_context_manager_is_not_rewritten_unguarded() -> None:
     source = "import torch\nwith torch.cuda.device(1):\n    pass\n"
     [found] = check_text(source, "x.py", _options((2, 13)))
