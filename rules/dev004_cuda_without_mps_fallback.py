@@ -314,20 +314,13 @@ def _takes_a_device(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> bool
 
 def _overrides_default(conditional: Conditional) -> bool:
     """An ``if`` without ``else`` whose body rebinds what the statement before it bound
-    (and may then log it)."""
+    (and may log it, or set CUDA's options: vall-e's ``allow_tf32`` after
+    ``device = torch.device("cuda", rank)``)."""
     node, previous = conditional.node, conditional.previous_statement
     if not isinstance(node, cst.If) or node.orelse is not None or previous is None:
         return False
-    last = next((line for line in reversed(node.body.body) if not _only_calls(line)), None)
-    before, after = _assigned(previous), _assigned(last) if last is not None else None
-    return before is not None and before == after
-
-
-def _only_calls(statement: cst.CSTNode) -> bool:
-    """A line of bare expressions (``logging.warning(...)`` after the override)."""
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(small, cst.Expr) for small in statement.body
-    )
+    before = _assigned(previous)
+    return before is not None and any(_assigned(line) == before for line in node.body.body)
 
 
 def _assigned(statement: cst.CSTNode) -> str | None:
