@@ -14,6 +14,7 @@ import libcst as cst
 import pytest
 
 from devlint.analysis import analyze
+from devlint.analysis.facts import version_test_answer
 from devlint.positions import positions_of
 
 MARK = re.compile(r"#\s*(?P<kind>[a-z]+)\s+(?P<where>[a-z, ]+)$")
@@ -564,3 +565,27 @@ def test_what_an_unseen_function_computes_stays_inferred() -> None:
         assert values[name].computed_from == frozenset({"cuda"}), name
     assert values["moved"].where == frozenset({"cpu"})
     assert not values["moved"].computed_from
+
+
+@pytest.mark.parametrize(
+    ("test", "target", "answer"),
+    [
+        ('torch.__version__ >= "1.10"', (2, 0), True),  # FunCodec: every torch 2 passes
+        ('"1.10" <= torch.__version__', (2, 0), True),
+        ('torch.__version__ < "1.6"', (2, 0), False),
+        ('LooseVersion(torch.__version__) >= LooseVersion("1.6.0")', (2, 0), True),
+        ('version.parse(torch.__version__) > version.parse("2.0")', (2, 0), None),  # 2.0.0
+        ('version.parse(torch.__version__) >= version.parse("2.4")', (2, 0), None),
+        ('version.parse(torch.__version__) >= version.parse("2.4")', (2, 6), True),
+        ('torch.__version__ >= "2.4"', (2, 6), None),  # strings: "2.10" < "2.4"
+        ('torch.__version__ >= "1.10"', (1, 8), None),  # a 1.9 may run it
+        ('LooseVersion(torch.__version__) >= "1.6"', (2, 0), None),  # not one kind
+        ('torch.__version__ == "1.10"', (2, 0), None),
+        ('np.__version__ >= "1.10"', (2, 0), None),
+    ],
+)
+def test_a_release_test_every_supported_torch_answers_alike(
+    test: str, target: tuple[int, int], answer: bool | None
+) -> None:
+    """``facts.version_test_answer``: what every torch from ``target`` on makes of a test."""
+    assert version_test_answer(cst.parse_expression(test), target) is answer
