@@ -174,7 +174,7 @@ def _run_rules(
     rules = [rule for rule in rules if not rule.engine_only]
     if not rules:
         return []
-    facts = analyze(module, options.guard_functions, options.origin)
+    facts = analyze(module, options.guard_functions, options.origin, options.target_torch)
     found: list[tuple[Rule, Finding]] = [
         (rule, finding) for rule in rules for finding in rule.check(facts)
     ]

@@ -41,6 +41,7 @@ from devlint.analysis.project_imports import (
 )
 from devlint.analysis.statements import Statements
 from devlint.analysis.values import CPU, CUDA, Kind, Value, may_be_accelerator
+from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
 # Statements of a function run for the flags on what it returns: argument parsers
 # (``get_args()``: one ``add_argument`` per option) are long and cheap to run.
@@ -55,9 +56,12 @@ def new_interpreter(
     guard_functions: frozenset[str],
     guard_attributes: Env,
     project_modules: ProjectModules | None = None,
+    target: TorchVersion = DEFAULT_TARGET_TORCH,
 ) -> Interpreter:
-    """An interpreter core with its handlers, one per module, each holding the core."""
+    """An interpreter core with its handlers, one per module, each holding the core
+    (``target``: the oldest torch the code runs on, ``target-torch``)."""
     core = Interpreter(guard_functions, guard_attributes)
+    core.target_torch = target
     core.statements = Statements(core)
     core.branches = Branches(core)
     core.imports = Imports(core)
@@ -191,7 +195,9 @@ def again(core: Interpreter, guard_attributes: Env) -> Interpreter:
     """A fresh interpreter for one more run over the module, with this one's project
     modules; an entry script's caller analysis keeps only the last run's calls."""
     imports = core.imports
-    fresh = new_interpreter(core.guard_functions, guard_attributes, imports.project_modules)
+    fresh = new_interpreter(
+        core.guard_functions, guard_attributes, imports.project_modules, core.target_torch
+    )
     if imports.project_calls is not None:
         imports.project_calls.clear()
         fresh.imports.project_calls = imports.project_calls
@@ -242,13 +248,17 @@ def decide_requirements(core: Interpreter, module: cst.Module) -> None:
 
 
 def analyze(
-    module: cst.Module, guard_functions: Iterable[str] = (), origin: Path | None = None
+    module: cst.Module,
+    guard_functions: Iterable[str] = (),
+    origin: Path | None = None,
+    target: TorchVersion = DEFAULT_TARGET_TORCH,
 ) -> FileFacts:
     """Run the device-flow analysis over a parsed module; ``origin``, where the file is,
-    resolves its star imports of the project's modules (``project_imports.py``)."""
+    resolves its star imports of the project's modules (``project_imports.py``);
+    ``target``, the oldest torch it runs on, decides tests of the torch release."""
     guards = frozenset(guard_functions)
     if origin is None:
-        return run(new_interpreter(guards, {}, None), module)
+        return run(new_interpreter(guards, {}, None, target), module)
     project_modules = ProjectModules(origin, guards, summarize, caller_summary)
     flags, scripts = namespace_flags(origin)
     project_modules.read.update(scripts)
@@ -256,7 +266,7 @@ def analyze(
     # ``cuda.CUDA_ENABLED`` set by a script, read as ``CUDA_ENABLED`` in ``cuda.py`` itself
     own = f"{origin.stem}."
     seeded.update({flag[len(own) :]: CUDA_AVAILABLE for flag in flags if flag.startswith(own)})
-    return run(new_interpreter(guards, seeded, project_modules), module)
+    return run(new_interpreter(guards, seeded, project_modules, target), module)
 
 
 def caller_summary(module: cst.Module, modules: ProjectModules) -> CallerSummary:

@@ -154,6 +154,12 @@ class Branches:
         return conditional, inner_conditional
 
     def if_statement(self, node: cst.If, following: cst.BaseStatement | None) -> bool:
+        taken = guards.version_test_answer(node.test, self.core.target_torch)
+        if taken is not None:
+            # ``if LooseVersion(torch.__version__) >= LooseVersion("1.6.0"):``: every torch
+            # the code runs on takes the same side; the other is for another release
+            self.core.expressions.expr(node.test)
+            return self.core.statements.suite(node.body) if taken else self.else_part(node.orelse)
         test = self.core.expressions.expr(node.test)
         ctx = self.core.ctx
         self.core.rec.conditionals[id(node)] = Conditional(

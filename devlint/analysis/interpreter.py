@@ -61,6 +61,7 @@ from devlint.analysis.values import (
     may_be_accelerator,
 )
 from devlint.records import record
+from devlint.torch_target import DEFAULT_TARGET_TORCH, TorchVersion
 
 if TYPE_CHECKING:  # the handlers import this module; they are built by ``analyzer``
     from devlint.analysis.branches import Branches
@@ -236,6 +237,7 @@ class Interpreter:
         # CPU; unknown in a file that calls ``torch.set_default_device``: analyzer.py), and
         # whether floating factories are float64 (``torch.set_default_dtype``).
         self.default_device: Placement = CPU
+        self.target_torch: TorchVersion = DEFAULT_TARGET_TORCH  # decides release tests
         self.default_device_set = False
         self.default_float64 = False
         self._last_site: tuple[Context, bool, Site] | None = None

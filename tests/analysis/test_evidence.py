@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import re
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
 
 from devlint.analysis import analyze
 from devlint.analysis.facts import version_test_answer
+from devlint.engine import CheckOptions, check_text
 from devlint.positions import positions_of
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 MARK = re.compile(r"#\s*(?P<kind>[a-z]+)\s+(?P<where>[a-z, ]+)$")
 
@@ -589,3 +593,13 @@ def test_a_release_test_every_supported_torch_answers_alike(
 ) -> None:
     """``facts.version_test_answer``: what every torch from ``target`` on makes of a test."""
     assert version_test_answer(cst.parse_expression(test), target) is answer
+
+
+def test_a_decided_release_test_runs_one_side() -> None:
+    """ESPnet's ``if torch.__version__ >= "1.6.0": from torch.cuda.amp import autocast``
+    with a stand-in ``autocast`` in the ``else``: every torch from the target on binds
+    torch's, so its calls are DEV009; a target older than 1.6 may take either side."""
+    source = (FIXTURES / "DEV009" / "bad_release_gated_import.py").read_text(encoding="utf-8")
+    for target, reported in (((2, 0), [19, 20]), ((1, 5), [])):
+        options = CheckOptions(codes=frozenset({"DEV009"}), target_torch=target)
+        assert [d.start.row for d in check_text(source, "x.py", options)] == reported
