@@ -3,7 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint import device_errors
-from devlint.analysis.facts import FileFacts, Loop, names_lengths
+from devlint.analysis.facts import FileFacts, Loop, names_lengths, names_raw_text
 from devlint.analysis.values import (
     Kind,
     chain,
@@ -73,6 +73,7 @@ class BatchNotMoved(Rule):
                 continue
             stale: list[str] = []
             related = []
+            model_call = any(op.value.kind is Kind.MODULE for op in mix.operands)
             for operand in mix.operands:
                 if operand.node is None or not operand.value.from_batch:
                     continue
@@ -81,6 +82,8 @@ class BatchNotMoved(Rule):
                 name = _source(operand.node)
                 if names_lengths(name):
                     continue  # ``pack_padded_sequence`` and ``ctc_loss`` take CPU lengths
+                if model_call and names_raw_text(name):
+                    continue  # ``model(feats, boxes, sent)``: sentences, tokenized inside
                 if (id(loop), name) not in reported:
                     reported.add((id(loop), name))
                     stale.append(name)

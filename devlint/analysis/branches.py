@@ -330,6 +330,15 @@ class Branches:
             self.core.env[name] = here
         return changed
 
+    def clamp_to_count(self, node: cst.If) -> None:
+        """``if n_gpu_use > n_gpu: n_gpu_use = n_gpu`` with ``n_gpu =
+        torch.cuda.device_count()`` (pytorch-template's ``_prepare_device``): past it the
+        name holds at most the count, and tests like ``min(n_gpu_use, n_gpu)`` does."""
+        clamped = _clamped(node)
+        bound = self.core.lookup(clamped[1]) if clamped is not None else None
+        if clamped is not None and bound is not None and bound.kind is Kind.GUARD:
+            self.core.store(clamped[0], bound)
+
     def else_part(self, orelse: cst.If | cst.Else | None) -> bool:
         if type(orelse) is cst.If:
             assert isinstance(orelse, cst.If)
@@ -462,3 +471,37 @@ _HOST_TYPES = frozenset(
 )
 _CONTAINER_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset"})
 _NUMPY_TYPES = frozenset({"numpy.ndarray", "numpy.generic", "numpy.number"})
+
+
+def _clamped(node: cst.If) -> tuple[str, str] | None:
+    """(name, bound) of ``if name > bound: name = bound`` (or ``bound < name``), logging
+    aside."""
+    test, body = node.test, node.body
+    if node.orelse is not None or not isinstance(test, cst.Comparison):
+        return None
+    if len(test.comparisons) != 1 or not isinstance(body, cst.IndentedBlock):
+        return None
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(operator, cst.GreaterThan | cst.GreaterThanEqual):
+        name, bound = dotted_name(test.left), dotted_name(right)
+    elif isinstance(operator, cst.LessThan | cst.LessThanEqual):
+        name, bound = dotted_name(right), dotted_name(test.left)
+    else:
+        return None
+    lines = [  # a warning beside the assignment (pytorch-template's) changes nothing
+        line
+        for line in body.body
+        if not (
+            isinstance(line, cst.SimpleStatementLine)
+            and all(isinstance(small, cst.Expr) for small in line.body)
+        )
+    ]
+    line = lines[0] if len(lines) == 1 else None
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    assign = line.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    if name is None or bound is None or dotted_name(assign.targets[0].target) != name:
+        return None
+    return (name, bound) if dotted_name(assign.value) == bound else None

@@ -25,6 +25,7 @@ from devlint.analysis.mps_calls import op_calls as op_calls
 from devlint.analysis.mps_coverage import RELEASES as RELEASES
 from devlint.analysis.mps_op_map import Verdict as Verdict
 from devlint.analysis.name_guesses import names_lengths as names_lengths
+from devlint.analysis.name_guesses import names_raw_text as names_raw_text
 from devlint.analysis.syntax import child_nodes, operand_roots, source_of
 from devlint.analysis.syntax import dotted_name as dotted_name
 from devlint.analysis.syntax import encloses as encloses

