@@ -126,6 +126,9 @@ class Definitions:
         # Every class's own methods (plain classes too): ``self.method(x)`` inside the
         # class is re-run with its arguments (``methods.own_method``).
         self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
+        # A class's fields with defaults (``device: str = "cuda"`` in a dataclass of
+        # options): what its instances' attributes are where nothing else sets them.
+        self.class_fields: dict[str, Env] = {}
         self.class_attributes: dict[str, Env] = {}
         # This file's ``torch.utils.data.Dataset`` classes and their methods (own and those
         # of this file's dataset classes they derive from): ``datasets.py`` runs them.
@@ -260,6 +263,13 @@ class Definitions:
                 methods.append(statement)
             else:
                 self.core.statements.statement(statement, None)
+        fields = {
+            field: self.core.env[field]
+            for field in _field_names(body)
+            if self.core.env.get(field) is not None
+        }
+        if fields:
+            self.class_fields[name] = fields
         self.core.env = saved_env
         own = {method.name.value: method for method in methods}
         self.class_methods[name] = own
@@ -461,6 +471,14 @@ class Definitions:
                     # the constructions elsewhere that omit it (as for functions).
                     own = env.get(name, UNKNOWN).cuda_defaults if public else ()
                     env[name] = replace(seed, cuda_defaults=(*seed.cuda_defaults, *own))
+        if any(torch_api.parses_command_line(_decorator_name(d)) for d in node.decorators):
+            # ``@pyrallis.wrap()`` fills ``config: TrainConfig`` from the command line: a
+            # field it does not name keeps its default (``device: str = "cuda"``)
+            for param in parameters(node.params):
+                annotation = param.annotation
+                instance = self.annotated_instance(annotation) if annotation else None
+                if instance is not None and instance.qualname in self.class_fields:
+                    env[param.name.value] = instance
         if class_name in self.module_classes and node.params.params:
             env[node.params.params[0].name.value] = Value(Kind.MODULE)
             if node.name.value == "forward":  # the inputs of a module are tensors
@@ -575,3 +593,27 @@ class Definitions:
             if _seeded(joined):
                 found[name] = _seed(joined)
         return found
+
+
+def _field_names(body: Iterable[cst.BaseStatement | cst.BaseSmallStatement]) -> list[str]:
+    """The names a class body binds with a default: ``device: str = "cuda"``, ``lr = 0.1``."""
+    names = []
+    for statement in body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.AnnAssign) and small.value is not None:
+                target = small.target
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+            else:
+                continue
+            if isinstance(target, cst.Name):
+                names.append(target.value)
+    return names
+
+
+def _decorator_name(decorator: cst.Decorator) -> str | None:
+    """``pyrallis.wrap`` for ``@pyrallis.wrap()`` and ``@pyrallis.wrap``."""
+    expr = decorator.decorator
+    return dotted_name(expr.func if isinstance(expr, cst.Call) else expr)

@@ -211,6 +211,10 @@ class Expressions:
             and attr in torch_api.TENSOR_VIEW_ATTRIBUTES
         ):
             return Value(Kind.TENSOR, base.where)  # ``loss.data`` of a moved value: a tensor
+        if base.kind is Kind.INSTANCE and base.qualname is not None:
+            field = self.core.definitions.class_fields.get(base.qualname, {}).get(attr)
+            if field is not None:
+                return field  # ``config.device`` of ``device: str = "cuda"``
         if _holds_settings(node.value, base):
             if attr in self.core.option_defaults:  # ``args.device`` of ``--device``, default "cuda"
                 return self.core.option_defaults[attr]

@@ -76,6 +76,15 @@ CUDA_ONLY_PACKAGES = frozenset(
     }
 )
 
+# Decorators that call the function with its options' dataclass filled from the command
+# line (CORL's ``@pyrallis.wrap()`` on ``train(config: TrainConfig)``, eval/blind135).
+COMMAND_LINE_WRAPPERS = frozenset({"pyrallis.wrap", "pyrallis.argparsing.wrap"})
+
+
+def parses_command_line(decorator: str | None) -> bool:
+    return decorator in COMMAND_LINE_WRAPPERS
+
+
 # Test decorators that skip a test: skipif/skipIf skip when true, skipUnless when false.
 SKIP_UNLESS = frozenset({"unittest.skipUnless", "unittest.case.skipUnless"})
 SKIP_IF = SKIP_UNLESS | frozenset({"pytest.mark.skipif", "unittest.skipIf", "unittest.case.skipIf"})
