@@ -310,7 +310,7 @@ def fold_method_one(node: cst.If) -> FixPlan | None:
 # --- torch.cuda calls and their torch.accelerator equivalents (DEV011, DEV017) ----------
 
 
-def raises_without_cuda(call: CallRecord, facts: FileFacts, target: TorchVersion) -> bool:
+def raises_without_cuda(call: CallRecord, facts: FileFacts) -> bool:
     """Whether ``call`` is a ``torch.cuda`` call that raises without CUDA, unguarded: what
     DEV011 reports (DEV017 leaves these to it)."""
     if call.callee not in torch_api.CUDA_ONLY_CALLS or call.site.guarded or call.site.cuda_required:
@@ -322,7 +322,7 @@ def raises_without_cuda(call: CallRecord, facts: FileFacts, target: TorchVersion
         # belongs (one missing check, one report: eval/READING.md); a literal ordinal
         # (``torch.cuda.device(1)``) is this call's own choice.
         return False
-    return not facts.in_torch_version_branch(call.site, target)
+    return not facts.in_torch_version_branch(call.site)
 
 
 def _literal_argument(node: cst.Call) -> bool:

@@ -83,7 +83,7 @@ class UnguardedCudaCall(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for call in facts.calls:
-            if raises_without_cuda(call, facts, self.settings.target_torch):
+            if raises_without_cuda(call, facts):
                 yield Finding(
                     call.node,
                     f"`{call.callee}()` raises without CUDA; check `torch.cuda.is_available()`",

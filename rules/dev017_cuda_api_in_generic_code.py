@@ -115,9 +115,9 @@ class CudaApiInGenericCode(Rule):
             equivalent = equivalent_in(api, target) if api else None
             strings = list(_cuda_strings(call, facts))
             reported = bool(api and equivalent and api.reported) and not raises_without_cuda(
-                call, facts, target
+                call, facts
             )
-            if not (reported or strings) or facts.in_torch_version_branch(call.site, target):
+            if not (reported or strings) or facts.in_torch_version_branch(call.site):
                 continue
             if api and equivalent and reported:
                 yield Finding(

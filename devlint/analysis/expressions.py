@@ -299,6 +299,10 @@ class Expressions:
         )
 
     def if_expression(self, node: cst.IfExp) -> Value:
+        taken = guards.version_test_answer(node.test, self.core.target_torch)
+        if taken is not None:  # as for an ``if`` statement (branches.py): one side runs
+            self.expr(node.test)
+            return self.expr(node.body if taken else node.orelse)
         test = self.expr(node.test)
         ctx = self.core.ctx
         self.core.rec.conditionals[id(node)] = Conditional(

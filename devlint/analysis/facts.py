@@ -46,7 +46,6 @@ from devlint.analysis.values import (
     may_be_tensor,
 )
 from devlint.records import record
-from devlint.torch_target import TorchVersion
 
 
 @record(frozen=True, slots=True)
@@ -356,18 +355,15 @@ class FileFacts:
                 return True
         return any(self.tests_torch_version(child) for child in child_nodes(test))
 
-    def in_torch_version_branch(self, site: Site, target: TorchVersion) -> bool:
+    def in_torch_version_branch(self, site: Site) -> bool:
         """Whether ``site`` runs in one side of an ``if`` or conditional expression that
-        tests the torch release (compatibility code for another torch). Not the side that
-        every torch from ``target`` on takes (``if torch.__version__ >= "1.10":``): that
-        is the program's code."""
-        for branch in site.branches:
-            node = branch.node
-            if isinstance(node, cst.If | cst.IfExp) and self._version_test(node.test):
-                taken = version_test_answer(node.test, target)
-                if taken is None or taken != (branch.part is node.body):
-                    return True
-        return False
+        tests the torch release (compatibility code for another torch). A test every torch
+        from ``target-torch`` on answers alike (``torch.__version__ >= "1.10"``) is no
+        such branch: the analysis runs only its live side (``version_test_answer``)."""
+        return any(
+            isinstance(branch.node, cst.If | cst.IfExp) and self._version_test(branch.node.test)
+            for branch in site.branches
+        )
 
     def _version_test(self, test: cst.BaseExpression) -> bool:
         """``tests_torch_version`` once per test: every call under a branch asks it."""
