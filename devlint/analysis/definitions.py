@@ -19,7 +19,7 @@ import libcst as cst
 from devlint.analysis import guards, name_guesses, requirements, torch_api
 from devlint.analysis.interpreter import Context, Env, Interpreter, PendingBody
 from devlint.analysis.loops import steps
-from devlint.analysis.syntax import dotted_name, parameters, string_value
+from devlint.analysis.syntax import decorator_name, dotted_name, parameters, string_value
 from devlint.analysis.values import (
     ANY_DEVICE,
     CPU,
@@ -471,7 +471,7 @@ class Definitions:
                     # the constructions elsewhere that omit it (as for functions).
                     own = env.get(name, UNKNOWN).cuda_defaults if public else ()
                     env[name] = replace(seed, cuda_defaults=(*seed.cuda_defaults, *own))
-        if any(torch_api.parses_command_line(_decorator_name(d)) for d in node.decorators):
+        if any(torch_api.parses_command_line(decorator_name(d)) for d in node.decorators):
             # ``@pyrallis.wrap()`` fills ``config: TrainConfig`` from the command line: a
             # field it does not name keeps its default (``device: str = "cuda"``)
             for param in parameters(node.params):
@@ -611,9 +611,3 @@ def _field_names(body: Iterable[cst.BaseStatement | cst.BaseSmallStatement]) -> 
             if isinstance(target, cst.Name):
                 names.append(target.value)
     return names
-
-
-def _decorator_name(decorator: cst.Decorator) -> str | None:
-    """``pyrallis.wrap`` for ``@pyrallis.wrap()`` and ``@pyrallis.wrap``."""
-    expr = decorator.decorator
-    return dotted_name(expr.func if isinstance(expr, cst.Call) else expr)

@@ -152,11 +152,16 @@ class _MethodShape(cst.CSTVisitor):
 _MOVES_OR_CONVERTS = frozenset({"to", "cuda", "cpu", "numpy", "tolist", "item"})
 
 
+def decorator_name(decorator: cst.Decorator) -> str | None:
+    """``pyrallis.wrap`` for ``@pyrallis.wrap()`` and ``@pyrallis.wrap``."""
+    target = decorator.decorator
+    return dotted_name(target.func if type(target) is cst.Call else target)
+
+
 def changes_binding(decorator: cst.Decorator) -> bool:
     """``@staticmethod``, ``@property``, ``@x.setter``: not a plain method of the instance
     (``@torch.no_grad()`` and other wrappers are)."""
-    target = decorator.decorator
-    name = dotted_name(target.func if type(target) is cst.Call else target) or ""
+    name = decorator_name(decorator) or ""
     return leaf_of(name) in ("staticmethod", "classmethod", "property", "cached_property", "setter")
 
 
