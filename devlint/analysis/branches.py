@@ -19,6 +19,7 @@ from devlint.analysis import guards
 from devlint.analysis.facts import Branch, Conditional
 from devlint.analysis.interpreter import Env, Interpreter
 from devlint.analysis.loops import Loop
+from devlint.analysis.releases import version_test_answer
 from devlint.analysis.syntax import dotted_name, parameters
 from devlint.analysis.values import CUDA, UNKNOWN, Kind, Value, is_cpu
 
@@ -154,7 +155,7 @@ class Branches:
         return conditional, inner_conditional
 
     def if_statement(self, node: cst.If, following: cst.BaseStatement | None) -> bool:
-        taken = guards.version_test_answer(node.test, self.core.target_torch)
+        taken = version_test_answer(node.test, self.core.target_torch)
         if taken is not None:
             # ``if LooseVersion(torch.__version__) >= LooseVersion("1.6.0"):``: every torch
             # the code runs on takes the same side; the other is for another release

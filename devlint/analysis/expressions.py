@@ -19,6 +19,7 @@ from devlint.analysis import guards, name_guesses, torch_api
 from devlint.analysis.facts import Branch, Conditional
 from devlint.analysis.interpreter import Interpreter, batch_of, element_of
 from devlint.analysis.operators import FOLLOWING
+from devlint.analysis.releases import version_test_answer
 from devlint.analysis.syntax import (
     dotted_name,
     number_value,
@@ -299,7 +300,7 @@ class Expressions:
         )
 
     def if_expression(self, node: cst.IfExp) -> Value:
-        taken = guards.version_test_answer(node.test, self.core.target_torch)
+        taken = version_test_answer(node.test, self.core.target_torch)
         if taken is not None:  # as for an ``if`` statement (branches.py): one side runs
             self.expr(node.test)
             return self.expr(node.body if taken else node.orelse)

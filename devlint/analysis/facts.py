@@ -17,7 +17,6 @@ from devlint.analysis import accelerator_api, name_guesses, torch_api
 from devlint.analysis.accelerator_api import CudaApi as CudaApi
 from devlint.analysis.accelerator_api import equivalent_in as equivalent_in
 from devlint.analysis.guards import cuda_type_test, placement_test
-from devlint.analysis.guards import version_test_answer as version_test_answer
 from devlint.analysis.loops import Loop as Loop
 from devlint.analysis.mps_calls import OpCall as OpCall
 from devlint.analysis.mps_calls import mps_note as mps_note
@@ -26,6 +25,7 @@ from devlint.analysis.mps_coverage import RELEASES as RELEASES
 from devlint.analysis.mps_op_map import Verdict as Verdict
 from devlint.analysis.name_guesses import names_lengths as names_lengths
 from devlint.analysis.name_guesses import names_raw_text as names_raw_text
+from devlint.analysis.releases import version_test_answer as version_test_answer
 from devlint.analysis.syntax import child_nodes, operand_roots, source_of
 from devlint.analysis.syntax import dotted_name as dotted_name
 from devlint.analysis.syntax import encloses as encloses
