@@ -22,6 +22,7 @@ from devlint.analysis.syntax import (
     dotted_name,
     is_main_test,
     items_moved_in_place,
+    lambda_moves,
 )
 from devlint.analysis.torch_api import Effect
 from devlint.analysis.values import (
@@ -33,6 +34,7 @@ from devlint.analysis.values import (
     Value,
     chain,
     follow_operands,
+    join,
     may_be_accelerator,
 )
 
@@ -121,6 +123,8 @@ class Calls:
                 if returned is not None:
                     return returned
             return self.library_call(node, callee, args, keywords, unseen)
+        if named == "builtins.map" and (moved := self.applied_move(node)) is not None:
+            return moved  # ``x, y = map(lambda t: t.to(device), batch)``
         if callee_value is None:
             return UNKNOWN
         return self.value_call(node, callee_value, args, keywords, starred)
@@ -302,6 +306,8 @@ class Calls:
             return Value(Kind.MODULE, args[0].where, qualname=torch_api.NAMED_DATA_PARALLEL)
         if effect is None and name_guesses.names_a_pipeline(callee):
             return Value(Kind.MODULE, qualname=torch_api.NAMED_PIPELINE)
+        if effect is None and (moved := self.applied_move(node)) is not None:
+            return moved
         if effect is None:
             on_inputs = on_devices_of(args).where
             built_on = keywords.get("device")
@@ -311,6 +317,18 @@ class Calls:
                 return UNKNOWN  # the guess about unseen functions: see ``name_guesses``
             return Value(Kind.UNKNOWN, on_inputs, computed_from=on_inputs)
         return self.core.effects.apply(effect, node, callee, args, keywords)
+
+    def applied_move(self, node: cst.Call) -> Value | None:
+        """An unseen function handed data and a lambda that moves its argument returns
+        the data moved (``dict_apply(batch, lambda x: x.to(device))``, ``map_structure``,
+        ``tree_map``), as ``map`` does: where the lambda's move puts it."""
+        moved: Value | None = None
+        for move in lambda_moves(node):
+            value = self.core.rec.values.get(id(move))
+            if value is None or value.where is None:
+                return None
+            moved = value if moved is None else join(moved, value)
+        return Value(Kind.TENSOR, moved.where, placed=moved.placed) if moved else None
 
     # -- this file's functions, classes and callable values
 
@@ -525,4 +543,4 @@ def _calls_on_self(func: cst.BaseExpression) -> bool:
     )
 
 
-_RECORDED_BUILTINS = frozenset({"dict"})
+_RECORDED_BUILTINS = frozenset({"dict", "map"})

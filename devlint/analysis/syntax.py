@@ -173,6 +173,37 @@ def moves_to_a_device(function: cst.FunctionDef) -> bool:
     return shape.places
 
 
+def lambda_moves(call: cst.Call) -> list[cst.Call]:
+    """The moves of the one lambda among a call's arguments that moves its one parameter
+    to a device (``lambda x: x.to(device)``; ``lambda t: t.cuda() if torch.is_tensor(t)
+    else t``), handed with the data to apply it to (``dict_apply(batch, lambda x: ...)``);
+    none when the lambda does anything else."""
+    lambdas = [arg.value for arg in call.args if type(arg.value) is cst.Lambda]
+    if len(lambdas) != 1 or len(call.args) < 2:
+        return []
+    function = lambdas[0]
+    assert isinstance(function, cst.Lambda)
+    params = function.params
+    starred = isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None
+    if len(params.params) != 1 or starred or params.kwonly_params or params.posonly_params:
+        return []
+    name = params.params[0].name.value
+    body = function.body
+    branches = (body.body, body.orelse) if type(body) is cst.IfExp else (body,)
+    moves = [branch for branch in branches if _moves_name(branch, name)]
+    kept = [branch for branch in branches if type(branch) is cst.Name and branch.value == name]
+    return moves if moves and len(moves) + len(kept) == len(branches) else []  # type: ignore[return-value]
+
+
+def _moves_name(node: cst.BaseExpression, name: str) -> bool:
+    """``name.to(...)``, ``name.cuda()`` (``.mps()``, ``.xpu()``)."""
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+        return False
+    receiver = node.func.value
+    placing = node.func.attr.value in ("to", "cuda", "mps", "xpu")
+    return placing and type(receiver) is cst.Name and receiver.value == name
+
+
 def computes_on_parameters(method: cst.FunctionDef) -> bool:
     """A module method that reads ``self.<...>`` (its layers, buffers) and neither moves
     nor converts anything: called on a moved module, its inputs meet the module's

@@ -67,6 +67,23 @@ CASES = {
         probe(to_host(torch.ones(2).cuda()))  # where: cpu
         probe(recurse(torch.ones(2).cuda()))  # where: unknown
     """,
+    "data_moved_by_a_mapped_lambda": """
+        import torch
+        from diffusion_policy.common.pytorch_util import dict_apply
+        from mylib import register
+        from pydreamer.tools import map_structure
+
+        device = torch.device("cuda")
+        for batch in loader:
+            probe(dict_apply(batch, lambda x: x.to(device, non_blocking=True)))  # where: cuda
+            probe(map_structure(batch, lambda x: x.cuda() if torch.is_tensor(x) else x))  # where: cuda
+            obs, action = map(lambda t: t.to(device), batch)
+            probe(obs)  # where: cuda
+            probe(dict_apply(batch, lambda x: x.float()))  # where: unknown
+            probe(dict_apply(batch, lambda x, y: x.to(y)))  # where: unknown
+            probe(register(lambda x: x.to(device)))  # where: unknown
+            probe(dict_apply(batch, lambda x: torch.zeros(2, device=device)))  # where: unknown
+    """,
     "image_to_tensor_transforms": """
         import torch
         import torchvision.transforms as T
