@@ -208,15 +208,10 @@ def _moves(statement: cst.BaseStatement) -> list[cst.BaseExpression] | None:
 
 
 def _is_move(statement: cst.BaseStatement, facts: FileFacts) -> bool:
-    """A line of moves, or an ``if`` (without ``else``) of such lines:
-    ``if opt.distill == "crd": contrast_idx = contrast_idx.cuda()``."""
-    if isinstance(statement, cst.If):
-        body = statement.body
-        return (
-            statement.orelse is None
-            and isinstance(body, cst.IndentedBlock)
-            and all(_is_move(line, facts) for line in body.body)
-        )
+    """A line of moves, or a block of such lines (``nested_move_lines``)."""
+    lines = nested_move_lines(statement)
+    if lines is not None:
+        return bool(lines) and all(_is_move(line, facts) for line in lines)
     values = _moves(statement)
     return (
         values is not None
@@ -227,6 +222,40 @@ def _is_move(statement: cst.BaseStatement, facts: FileFacts) -> bool:
             if isinstance(value, cst.Call)
             for receiver in receivers(value)
         )
+    )
+
+
+def nested_move_lines(statement: cst.BaseStatement) -> Sequence[cst.BaseStatement] | None:
+    """The lines of a block that a block of moves may hold: an ``if`` (``if opt.distill ==
+    "crd": contrast_idx = contrast_idx.cuda()``; its ``else`` and ``elif`` too), a ``for``
+    over what to move (``for i in range(n): feats[i] = feats[i].cuda()``, NCRFpp) and a
+    ``try`` whose handlers only ``pass`` (OpenNRE); None for any other statement, and for
+    a body on the line of its header."""
+    if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
+        orelse = statement.orelse
+        if isinstance(orelse, cst.Else):
+            if not isinstance(orelse.body, cst.IndentedBlock):
+                return None
+            return [*statement.body.body, *orelse.body.body]
+        return [*statement.body.body, *((orelse,) if orelse else ())]
+    if (isinstance(statement, cst.For) and statement.orelse is None) or (
+        isinstance(statement, cst.Try)
+        and statement.orelse is None
+        and statement.finalbody is None
+        and all(_only_passes(handler.body) for handler in statement.handlers)
+    ):
+        body = statement.body
+    else:
+        return None
+    return body.body if isinstance(body, cst.IndentedBlock) else None
+
+
+def _only_passes(block: cst.BaseSuite) -> bool:
+    lines = block.body if isinstance(block, cst.IndentedBlock) else (block,)
+    return all(
+        isinstance(line, cst.SimpleStatementLine | cst.SimpleStatementSuite)
+        and all(isinstance(small, cst.Pass) for small in line.body)
+        for line in lines
     )
 
 

@@ -1,11 +1,11 @@
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
 from devlint import device_errors
 from devlint.analysis.facts import FileFacts
 from devlint.analysis.values import Kind
-from devlint.codemod import fold_method_one, moved_values, only_moves_to_cuda
+from devlint.codemod import fold_method_one, moved_values, nested_move_lines, only_moves_to_cuda
 from devlint.rule import Finding, Rule
 
 MESSAGE = "Moves to CUDA only when it is available, else stays on the CPU, skipping MPS"
@@ -82,10 +82,15 @@ class GuardedCudaMove(Rule):
 
 
 def _cuda_calls_only(block: cst.BaseSuite) -> bool:
-    """Every move of the block (and of its nested ``if`` blocks) is a ``.cuda()`` call."""
-    for line in block.body if isinstance(block, cst.IndentedBlock) else ():
-        if isinstance(line, cst.If):
-            if not _cuda_calls_only(line.body):
+    """Every move of the block (and of its nested blocks) is a ``.cuda()`` call."""
+    return _cuda_calls_only_in(block.body if isinstance(block, cst.IndentedBlock) else ())
+
+
+def _cuda_calls_only_in(lines: Sequence[cst.BaseStatement]) -> bool:
+    for line in lines:
+        nested = nested_move_lines(line)
+        if nested is not None:
+            if not _cuda_calls_only_in(nested):
                 return False
             continue
         for value in moved_values(line):

@@ -63,7 +63,9 @@ def names_raw_text(source: str) -> bool:
 # So for a module a script imports and sets a flag on (``cuda.CUDA_ENABLED =
 # use_cuda and torch.cuda.is_available()``, pytext: eval/blind125): the flag is
 # ``cuda.CUDA_ENABLED`` where another file imports the module as ``cuda``, and the bare
-# ``CUDA_ENABLED`` in the file named ``cuda.py`` itself.
+# ``CUDA_ENABLED`` in the file named ``cuda.py`` itself. And for a settings object the
+# script builds from a class, known by its capital letter (``data = Data()``, then
+# ``data.HP_gpu = torch.cuda.is_available()``; NCRFpp, eval/blind141): ``data.HP_gpu``.
 #
 # An attribute chain that ends in a known availability flag is that flag:
 # ``self.args.cuda`` in a trainer's methods after ``self.args = args``, where the script

@@ -15,7 +15,7 @@ folder and of up to ``MAX_FOLDERS_UP`` folders above it, up to the project's roo
 folder with ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``). Each is read as
 bytes, never parsed whole: a line ``<ns>.<attr> = <expression>`` whose expression is true
 only where CUDA is available (``is_available()``, alone, in an ``and``, or as the test of
-``True if ... else False``), in a script that assigns ``<ns>`` from ``parse_args()``,
+``True if ... else False``), in a script that assigns ``<ns>`` from ``parse_args()`` or builds it (``data = Data()``),
 makes ``<ns>.<attr>`` such a flag. The importing file then reads ``args.use_gpu`` (and
 ``self.args.use_gpu``: ``name_guesses.aliased_flag``) as that test. A module (or class)
 the script imports is such a namespace too: ``cuda.CUDA_ENABLED = use_cuda and
@@ -43,6 +43,8 @@ _AVAILABILITY = re.compile(rb"is_available\(\)")
 _PARSED_OPTIONS = re.compile(
     rb"^[ \t]*(\w+)[ \t]*(?:,[^\n=]*)?=[^\n]*\.parse(?:_known)?_args\(", re.M
 )
+# ``data = Data()``: a settings object the script builds (a class, by PEP 8's capital letter)
+_CONSTRUCTED = re.compile(rb"^[ \t]*(\w+)[ \t]*=[ \t]*(?:\w+\.)*[A-Z]\w*\(", re.M)
 _FLAG_LINE = re.compile(rb"^[ \t]*(\w+)\.(\w+)[ \t]*=(?!=)([^\n]*is_available\(\)[^\n]*)$", re.M)
 _FROM_IMPORT = re.compile(
     rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\(([^)]*)\)|([\w, \t]+)$)", re.M
@@ -123,11 +125,14 @@ def _flags_in(path: str) -> frozenset[str]:
 
 def _flags_of_text(data: bytes) -> frozenset[str]:
     """``<ns>.<attr>`` for each line setting an availability flag on a namespace that the
-    script assigns from ``parse_args()`` (or ``parse_known_args()``), or on a module (or
-    class) it imports (``cuda.CUDA_ENABLED = use_cuda and torch.cuda.is_available()``)."""
+    script assigns from ``parse_args()`` (or ``parse_known_args()``), on a module (or
+    class) it imports (``cuda.CUDA_ENABLED = use_cuda and torch.cuda.is_available()``),
+    or on a settings object it builds (``data = Data()``, then ``data.HP_gpu =
+    torch.cuda.is_available()``: NCRFpp, eval/blind141)."""
     if not _AVAILABILITY.search(data):
         return frozenset()
     holders = {match[1] for match in _PARSED_OPTIONS.finditer(data)} | _imported_names(data)
+    holders |= {match[1] for match in _CONSTRUCTED.finditer(data)}
     return frozenset(
         f"{match[1].decode('ascii')}.{match[2].decode('ascii')}"
         for match in _FLAG_LINE.finditer(data)

@@ -90,6 +90,13 @@ def test_only_options_parsed_from_the_command_line(tmp_path: Path) -> None:
     assert _codes(_project(tmp_path, "torch.cuda.is_available()", script)) == [(10, "DEV003")]
 
 
+@pytest.mark.parametrize("built", ["Data()", "config.Settings(path)"])
+def test_a_settings_object_the_script_builds_holds_flags_too(tmp_path: Path, built: str) -> None:
+    # NCRFpp's main.py: ``data = Data()``, then ``data.HP_gpu = torch.cuda.is_available()``
+    script = SCRIPT.replace("args = parser.parse_args()", f"args = {built}")
+    assert _codes(_project(tmp_path, "torch.cuda.is_available()", script)) == [(9, "DEV004")]
+
+
 def test_the_scan_stops_at_the_project_root(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
