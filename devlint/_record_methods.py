@@ -156,29 +156,29 @@ def devlint__analysis__facts__CallRecord(cls, fields, MISSING, _HAS_DEFAULT_FACT
 def devlint__analysis__facts__Conditional(cls, fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, FrozenInstanceError):
     _dflt_next_statement = fields['next_statement'].default
     _dflt_site = fields['site'].default
-    _dflt_previous_statement = fields['previous_statement'].default
+    _dflt_preceding = fields['preceding'].default
     _dflt_binds = fields['binds'].default
     _type_node = fields['node'].type
     _type_test = fields['test'].type
     _type_enclosing_backends = fields['enclosing_backends'].type
     _type_next_statement = fields['next_statement'].type
     _type_site = fields['site'].type
-    _type_previous_statement = fields['previous_statement'].type
+    _type_preceding = fields['preceding'].type
     _type_binds = fields['binds'].type
     _return_type = None
-    def __init__(self,node:_type_node,test:_type_test,enclosing_backends:_type_enclosing_backends,next_statement:_type_next_statement=_dflt_next_statement,site:_type_site=_dflt_site,previous_statement:_type_previous_statement=_dflt_previous_statement,binds:_type_binds=_dflt_binds)->_return_type:
+    def __init__(self,node:_type_node,test:_type_test,enclosing_backends:_type_enclosing_backends,next_statement:_type_next_statement=_dflt_next_statement,site:_type_site=_dflt_site,preceding:_type_preceding=_dflt_preceding,binds:_type_binds=_dflt_binds)->_return_type:
         self.node=node
         self.test=test
         self.enclosing_backends=enclosing_backends
         self.next_statement=next_statement
         self.site=site
-        self.previous_statement=previous_statement
+        self.preceding=preceding
         self.binds=binds
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(node={self.node!r}, test={self.test!r}, enclosing_backends={self.enclosing_backends!r}, next_statement={self.next_statement!r}, site={self.site!r}, previous_statement={self.previous_statement!r}, binds={self.binds!r})"
+        return self.__class__.__qualname__ + f"(node={self.node!r}, test={self.test!r}, enclosing_backends={self.enclosing_backends!r}, next_statement={self.next_statement!r}, site={self.site!r}, preceding={self.preceding!r}, binds={self.binds!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
-            return (self.node,self.test,self.enclosing_backends,self.next_statement,self.site,self.previous_statement,self.binds,)==(other.node,other.test,other.enclosing_backends,other.next_statement,other.site,other.previous_statement,other.binds,)
+            return (self.node,self.test,self.enclosing_backends,self.next_statement,self.site,self.preceding,self.binds,)==(other.node,other.test,other.enclosing_backends,other.next_statement,other.site,other.preceding,other.binds,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -2252,7 +2252,7 @@ METHODS = {
         devlint__analysis__facts__CallRecord,
     ),
     'devlint.analysis.facts.Conditional': (
-        (False, False, True, False, (), (('node', 'cst.If | cst.IfExp', False), ('test', 'Value', False), ('enclosing_backends', 'frozenset[str]', False), ('next_statement', 'cst.BaseStatement | None', True), ('site', 'Site | None', True), ('previous_statement', 'cst.BaseStatement | None', True), ('binds', 'str | None', True))),
+        (False, False, True, False, (), (('node', 'cst.If | cst.IfExp', False), ('test', 'Value', False), ('enclosing_backends', 'frozenset[str]', False), ('next_statement', 'cst.BaseStatement | None', True), ('site', 'Site | None', True), ('preceding', 'tuple[cst.BaseStatement, ...]', True), ('binds', 'str | None', True))),
         devlint__analysis__facts__Conditional,
     ),
     'devlint.analysis.facts.FileFacts': (

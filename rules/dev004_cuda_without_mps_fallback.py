@@ -146,8 +146,8 @@ def _fallback(conditional: Conditional) -> tuple[Step, ...]:
         taken = _first(node.orelse.body)
     elif node.orelse is not None:
         taken = node.orelse
-    elif _overrides_default(conditional):  # ``device = "cpu"``, then ``if avail:``
-        taken = conditional.previous_statement
+    elif (overridden := _overridden(conditional)) is not None:  # ``device = "cpu"``, ``if``
+        taken = overridden
     else:  # ``if avail: return "cuda"``, then ``return "cpu"``
         taken = conditional.next_statement if _returns(node.body.body) else None
     return (Step(taken, "falls back to the CPU here, without trying MPS"),) if taken else ()
@@ -195,9 +195,8 @@ def _add_mps(conditional: Conditional, gate: str | None) -> FixPlan | None:
         fallback: Sequence[cst.BaseStatement] = node.orelse.body.body
         anchor: cst.CSTNode = node.orelse
         keyword = "elif"
-    elif _overrides_default(conditional):
-        assert conditional.previous_statement is not None
-        fallback, anchor, keyword = [conditional.previous_statement], node, "elif"
+    elif (overridden := _overridden(conditional)) is not None:
+        fallback, anchor, keyword = [overridden], node, "elif"
     elif conditional.next_statement is not None:
         fallback, anchor, keyword = [conditional.next_statement], conditional.next_statement, "if"
     else:
@@ -277,9 +276,8 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
     following = conditional.next_statement
     if node.orelse is None and following is not None and _returns(node.body.body):
         return body, _chosen(facts, [following])
-    if _overrides_default(conditional):  # ``device = "cpu"`` then ``if avail: device = "cuda"``
-        assert conditional.previous_statement is not None
-        return body, _chosen(facts, [conditional.previous_statement])
+    if (overridden := _overridden(conditional)) is not None:
+        return body, _chosen(facts, [overridden])  # ``device = "cpu"``, ``if avail: ...``
     return body, None
 
 
@@ -312,15 +310,24 @@ def _takes_a_device(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> bool
     return taken.kind is Kind.DEVICE and taken.where is None
 
 
-def _overrides_default(conditional: Conditional) -> bool:
-    """An ``if`` without ``else`` whose body rebinds what the statement before it bound
-    (and may log it, or set CUDA's options: vall-e's ``allow_tf32`` after
-    ``device = torch.device("cuda", rank)``)."""
-    node, previous = conditional.node, conditional.previous_statement
-    if not isinstance(node, cst.If) or node.orelse is not None or previous is None:
-        return False
-    before = _assigned(previous)
-    return before is not None and any(_assigned(line) == before for line in node.body.body)
+def _overridden(conditional: Conditional) -> cst.BaseStatement | None:
+    """The statement an ``if`` without ``else`` overrides: the nearest one before it that
+    binds what its body rebinds (which may also log, or set CUDA's options: vall-e's
+    ``allow_tf32`` after ``device = torch.device("cuda", rank)``), with nothing between
+    that mentions the name (``device = "cpu"``, ``use_cuda = True``, ``if use_cuda and
+    torch.cuda.is_available(): device = "cuda:0"``; DeepCTR's examples)."""
+    node = conditional.node
+    if not isinstance(node, cst.If) or node.orelse is not None:
+        return None
+    rebound = {name for line in node.body.body if (name := _assigned(line)) is not None}
+    for statement in conditional.preceding:
+        if _assigned(statement) in rebound:
+            return statement
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        if any(name in source_of(statement) for name in rebound):
+            return None
+    return None
 
 
 def _assigned(statement: cst.CSTNode) -> str | None:

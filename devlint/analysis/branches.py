@@ -169,7 +169,7 @@ class Branches:
             ctx.backends_tested,
             following,
             self.core.site(),
-            self.core.statements.previous_statement,
+            self.core.statements.preceding,
         )
         original, before = self.core.env, dict(self.core.env)
         required, ids_test = self.core.cuda_required, guards.cuda_ids_test(node.test)

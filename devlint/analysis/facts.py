@@ -127,7 +127,8 @@ class Conditional:
     enclosing_backends: frozenset[str]  # backends tested by the chain this is the else of
     next_statement: cst.BaseStatement | None = None  # for ``if`` statements in a block
     site: Site | None = None
-    previous_statement: cst.BaseStatement | None = None  # for ``if`` statements in a block
+    # for ``if`` statements in a block: the statements before it there, the nearest first
+    preceding: tuple[cst.BaseStatement, ...] = ()
     binds: str | None = None  # a conditional expression's name: ``device = torch.device(...)``
 
 

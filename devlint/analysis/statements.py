@@ -37,6 +37,9 @@ from devlint.analysis.values import (
 _ADDS_MODULES = frozenset({"add_module", "register_module", "append", "extend", "insert"})
 # What ends a block early on some path: a check after it may never run.
 _EARLY_EXITS = (cst.Return, cst.Break, cst.Continue)
+# Statements before an ``if`` its record keeps: a default it overrides may sit a few lines
+# up (``device = "cpu"``, ``use_cuda = True``, ``if use_cuda and avail:``; DeepCTR).
+PRECEDING = 3
 _MAYBE_TENSOR = (Kind.TENSOR, Kind.UNKNOWN)
 
 
@@ -46,7 +49,8 @@ class Statements:
     def __init__(self, core: Interpreter) -> None:
         self.core = core
         self.refuses_without_cuda = False  # a function here refuses to run without CUDA
-        self.previous_statement: cst.BaseStatement | None = None  # of the running statement
+        # of the running ``if`` statement: the statements before it in its block, nearest first
+        self.preceding: tuple[cst.BaseStatement, ...] = ()
         # One ``Loop`` per loop statement and kind, however often its code runs: what it
         # computes about its body is computed once.
         self.loops: dict[tuple[int, bool], Loop] = {}
@@ -59,7 +63,7 @@ class Statements:
                 following = statements[index + 1] if index + 1 < len(statements) else None
                 is_if = type(statement) is cst.If
                 if is_if:
-                    self.previous_statement = statements[index - 1] if index else None
+                    self.preceding = tuple(statements[max(index - PRECEDING, 0) : index][::-1])
                 if self.statement(statement, following):
                     exits = True
                 if self.guards_rest_of_block(statement):
