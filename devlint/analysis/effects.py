@@ -253,6 +253,8 @@ class Effects:
     def accelerate(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
+        if callee in torch_api.BOOSTER_CLASSES:
+            return Value(Kind.IMPORTED, qualname=torch_api.BOOSTER_OBJECT)
         return Value(Kind.IMPORTED, qualname=torch_api.ACCELERATOR_OBJECT)
 
     def lightning(
@@ -267,16 +269,22 @@ class Effects:
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         """Modules, loaders, tensors and values of unknown kind (a model of a class from
-        another file) on the accelerator's device (any device); the rest as they were. One value for one argument, else
-        the tuple."""
+        another file) on the accelerator's device (any device); the rest as they were. One
+        value for one argument, else the tuple (``boost``'s five, those not given ``None``)."""
         step = (Step(node, "placed on the accelerator's device here"),)
+        given: list[Value | None] = list(args)
+        if callee == torch_api.BOOST:
+            rest = torch_api.BOOST_PARAMETERS[len(args) :]
+            given += [keywords.get(name) for name in rest]
         prepared = tuple(
-            Value(Kind.LOADER, ANY_DEVICE, placed=step)
+            UNKNOWN
+            if value is None
+            else Value(Kind.LOADER, ANY_DEVICE, placed=step)
             if value.kind is Kind.LOADER
             else value.moved(ANY_DEVICE, step)
             if value.kind in (Kind.MODULE, Kind.TENSOR, Kind.UNKNOWN)  # a model of another file
             else value
-            for value in args
+            for value in given
         )
         if len(prepared) == 1:
             return prepared[0]
@@ -285,6 +293,16 @@ class Effects:
     def legacy_type(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
+        if callee == torch_api.DEFAULT_TENSOR_TYPE:
+            # ``torch.Tensor(losses)`` copies into a new tensor of the default type, a CPU
+            # one unless the code sets another (``set_default_tensor_type``); from a flat
+            # list (``torch.Tensor([dy, dx])``) a vector, whose items are 0-dim
+            data = node.args[0].value if node.args and node.args[0].keyword is None else None
+            flat = type(data) in (cst.List, cst.Tuple) and not any(
+                type(element.value) in (cst.List, cst.Tuple)
+                for element in data.elements  # type: ignore[union-attr]
+            )
+            return Value(Kind.TENSOR, self.core.default_device, vector=flat)
         device = torch_api.legacy_tensor_type(callee)
         return Value(Kind.TENSOR, CUDA if device == "cuda" else CPU)
 

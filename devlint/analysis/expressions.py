@@ -39,6 +39,7 @@ from devlint.analysis.values import (
     Step,
     Value,
     chain,
+    is_index,
     is_none,
     join,
     join_placements,
@@ -276,6 +277,8 @@ class Expressions:
             return picked  # ``step(x)[0]`` of a function returning ``loss, acc``
         if base.kind is Kind.TENSOR:
             sliced = all(isinstance(element.slice, cst.Slice) for element in node.slice)
+            if base.vector and not sliced and is_index(index):
+                return element_of(base)  # ``direction[1]`` of a vector: a 0-dim tensor
             return replace(base, whole_batch=False, listed=base.listed and sliced)
         if base.kind is Kind.UNKNOWN and may_be_accelerator(base.where):
             # ``workspace.to(device)["critic"]``: what a moved container holds is there

@@ -350,14 +350,36 @@ def _raises_again(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
 
 def flag_test(test: cst.BaseExpression) -> tuple[str, int] | None:
     """``(key, +1)`` for ``if flag:`` / ``if args.cuda:``, ``(key, -1)`` for ``if not flag:``:
-    a test of one name's truth, whatever it holds (a user's option, an availability test)."""
+    a test of one name's truth, whatever it holds (a user's option, an availability test);
+    so for a name's comparison with a string (``device != "cpu"``: ``device == 'cpu'``, -1),
+    which a later ``if device == "cpu":`` repeats (flower's MOON helpers)."""
     polarity = +1
     while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, polarity = test.expression, -polarity
+    if type(test) is cst.Comparison:
+        compared = _string_comparison(test)
+        if compared is None:
+            return None
+        return compared[0], polarity if compared[1] else -polarity
     if type(test) is not cst.Name and type(test) is not cst.Attribute:
         return None
-    key = dotted_name(test)
-    return (key, polarity) if key is not None else None
+    name = dotted_name(test)
+    return (name, polarity) if name is not None else None
+
+
+def _string_comparison(test: cst.Comparison) -> tuple[str, bool] | None:
+    """``name == "cpu"`` (either way round) as ``("name == 'cpu'", True)``; ``!=`` as False."""
+    if len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    if type(target.operator) not in (cst.Equal, cst.NotEqual):
+        return None
+    for side, other in ((test.left, target.comparator), (target.comparator, test.left)):
+        name = dotted_name(side) if type(side) in (cst.Name, cst.Attribute) else None
+        literal = string_value(other) if type(other) is cst.SimpleString else None
+        if name is not None and literal is not None:
+            return f"{name} == {literal!r}", type(target.operator) is cst.Equal
+    return None
 
 
 def available_or_cpu(test: cst.BaseExpression, values: dict[int, Value]) -> str | None:

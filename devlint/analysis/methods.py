@@ -270,6 +270,11 @@ class Methods:
             # ``x.masked_fill_(mask, value)``: the value may be a 0-dim tensor anywhere; only
             # the mask (or index) must share the device.
             positional = positional[: torch_api.FILL_METHODS[method]]
+        if receiver.whole_batch and any(arg.kind is Kind.TENSOR for arg in args):
+            # what the loader yields, whole, handed a tensor by a method of its own: a batch
+            # object's (XMem's video readers: ``vid_reader.resize_mask(mask)``), not a
+            # tensor operation (``batch.pop("labels")`` still gives a batch element)
+            return UNKNOWN
         operands = [(node.func, receiver)] + [
             (arg.value, value) for arg, value in zip(positional, args, strict=False)
         ]

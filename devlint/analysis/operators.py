@@ -118,6 +118,13 @@ class Operators:
         origins = tuple(o for _, v in tensors for o in v.origins) if cpu_only else ()
         from_batch = all(v.from_batch for _, v in tensors)
         scalar = all(v.scalar for _, v in tensors) and not _gives_shape(node)
+        # a CPU vector scaled by what it is computed with (``d / (norm(d) + 1e-7)``): still
+        # a vector, whose items are 0-dim (what a mismatch report would rest on is absent)
+        vector = (
+            any(v.vector for _, v in tensors)
+            and all(v.where == CPU for _, v in tensors)
+            and not _gives_shape(node)
+        )
         float64 = next((v.float64 for _, v in tensors if v.float64), "")
         placed = chain(*(v.placed for _, v in tensors if may_be_accelerator(v.where)))
         # placed only by what unseen functions returned (``(1 - lam) * x``): still inferred
@@ -128,6 +135,7 @@ class Operators:
             where,
             from_batch=from_batch,
             scalar=scalar,
+            vector=vector and not scalar,
             origins=origins,
             float64=float64,
             placed=placed,

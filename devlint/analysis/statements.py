@@ -600,9 +600,17 @@ _COMPOUND_HANDLERS: dict[type, Callable[[Statements, Any], None]] = {
 
 
 def _from_literal_number(value: cst.BaseExpression) -> bool:
-    """``torch.tensor(0, dtype=...)``: a factory call whose data is a number literal."""
+    """``torch.tensor(0, dtype=...)``: a factory call whose data is a number literal, or
+    arithmetic of one with a name (``torch.tensor(0.03 / steps)``: a number, whatever the
+    names say; learn2learn's MAML++ stores it as ``self._msl_min_value_for_..._losses``)."""
     if type(value) is not cst.Call:
         return False
     assert isinstance(value, cst.Call)
     data = value.args[0].value if value.args and value.args[0].keyword is None else None
+    if type(data) is cst.BinaryOperation:
+        assert isinstance(data, cst.BinaryOperation)
+        sides = (data.left, data.right)
+        named = [side for side in sides if type(side) in (cst.Name, cst.Attribute)]
+        literal = any(type(side) in (cst.Integer, cst.Float) for side in sides)
+        return literal and len(named) == 1
     return type(data) in (cst.Integer, cst.Float)

@@ -622,8 +622,17 @@ ACCELERATOR_PREPARE = ACCELERATOR_PREPARE | frozenset(
     for obj in (LIGHTNING_OBJECT, LIGHTNING_CUDA_OBJECT)
     for name in ("setup", "setup_module", "setup_dataloaders", "to_device")
 )
+# ColossalAI's ``Booster(plugin=...)``: ``boost(model, optimizer, criterion, dataloader,
+# lr_scheduler)`` returns the five, the model on the plugin's accelerator (any device).
+BOOSTER_OBJECT = "colossalai.booster.Booster()"
+BOOSTER_CLASSES = frozenset({"colossalai.booster.Booster", "colossalai.booster.booster.Booster"})
+BOOST = f"{BOOSTER_OBJECT}.boost"
+BOOST_PARAMETERS = ("model", "optimizer", "criterion", "dataloader", "lr_scheduler")
+ACCELERATOR_PREPARE = ACCELERATOR_PREPARE | {BOOST}
 # The objects that put what they set up on their device (passed on as they are).
-PLACING_OBJECTS = frozenset({ACCELERATOR_OBJECT, LIGHTNING_OBJECT, LIGHTNING_CUDA_OBJECT})
+PLACING_OBJECTS = frozenset(
+    {ACCELERATOR_OBJECT, LIGHTNING_OBJECT, LIGHTNING_CUDA_OBJECT, BOOSTER_OBJECT}
+)
 ACCELERATOR_DEVICE_ATTRIBUTES = frozenset(
     f"{obj}.device" for obj in (ACCELERATOR_OBJECT, LIGHTNING_OBJECT, LIGHTNING_CUDA_OBJECT)
 )
@@ -652,7 +661,7 @@ class Effect(Enum):
     DEFAULT_DEVICE = "default device"  # ``torch.set_default_device(d)``: factories land on d
     DEFAULT_DTYPE = "default dtype"  # ``torch.set_default_dtype(t)``: floating factories are t
     DEFAULT_TENSOR_TYPE = "default tensor type"  # ``set_default_tensor_type(T)``: both
-    ACCELERATE = "accelerate"  # ``accelerate.Accelerator()``: an object that places
+    ACCELERATE = "accelerate"  # ``accelerate.Accelerator()``, ``Booster()``: objects that place
     PREPARE = "prepare"  # ``accelerator.prepare(model, loader)``: each on its device
     LIGHTNING = "lightning"  # ``L.Fabric(accelerator="cuda")``: places; may require CUDA
     IMPORT = "import"  # ``torch = pytest.importorskip("torch")``: the module named
@@ -672,7 +681,7 @@ _EXACT_EFFECTS: dict[str, Effect] = {
     "importlib.import_module": Effect.IMPORT,
     **dict.fromkeys(PARAMETER_WRAPPERS, Effect.PARAMETER),
     **dict.fromkeys(IDENTITY_WRAPPERS, Effect.IDENTITY),
-    **dict.fromkeys(ACCELERATOR_CLASSES, Effect.ACCELERATE),
+    **dict.fromkeys(ACCELERATOR_CLASSES | BOOSTER_CLASSES, Effect.ACCELERATE),
     **dict.fromkeys(ACCELERATOR_PREPARE, Effect.PREPARE),
     **dict.fromkeys(LIGHTNING_CLASSES, Effect.LIGHTNING),
     f"{ACCELERATOR_OBJECT}.unwrap_model": Effect.IDENTITY,
@@ -705,7 +714,7 @@ def call_effect(callee: str) -> Effect | None:
         return Effect.LOADER_WRAPPER
     if name_guesses.names_a_data_loader_class(callee):
         return Effect.LOADER
-    if legacy_tensor_type(callee) is not None:
+    if legacy_tensor_type(callee) is not None or callee == DEFAULT_TENSOR_TYPE:
         return Effect.LEGACY_TYPE
     if is_module_class(callee) or (  # ``nn.Embedding.from_pretrained(weights)``
         callee.endswith(".from_pretrained") and is_module_class(callee.rsplit(".", 1)[0])

@@ -84,6 +84,20 @@ CASES = {
             probe(register(lambda x: x.to(device)))  # where: unknown
             probe(dict_apply(batch, lambda x: torch.zeros(2, device=device)))  # where: unknown
     """,
+    "legacy_constructor_and_boosted_models": """
+        import torch
+        from colossalai.booster import Booster
+        from models import build
+
+        booster = Booster(plugin=plugin)
+        model, optimizer, _, loader, _ = booster.boost(build(), opt, dataloader=data)
+        probe(model)  # where: cpu, cuda, mps
+        probe(loader)  # where: cpu, cuda, mps
+        direction = torch.Tensor([dy, dx])
+        probe(direction)  # where: cpu
+        probe(direction[1] + torch.ones(2, device="cuda"))  # where: cuda
+        probe(torch.Tensor(losses).mean())  # where: cpu
+    """,
     "image_to_tensor_transforms": """
         import torch
         import torchvision.transforms as T
