@@ -258,6 +258,8 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
             return _device_indices(facts.value_of(node.body), facts.value_of(node.orelse))
         if when_true == CUDA and when_false is None and _stays(node, facts):
             return CUDA, CPU  # ``x.cuda() if avail else x``: CUDA, or where x was
+        if when_false is None and _moved_only_with_cuda(node, facts):
+            return CUDA, CPU  # ``x.to(device) if torch.cuda.device_count() >= 1 else x``
         if when_true is None and _names_an_accelerator(node, facts):
             # ``Trainer(accelerator="gpu" if avail else "cpu")``: Lightning's and
             # composer's name for CUDA
@@ -381,6 +383,8 @@ def _device(facts: FileFacts, expr: cst.BaseExpression) -> Placement:
     value = facts.value_of(expr)
     if value.kind in (Kind.DEVICE, Kind.TENSOR_TYPE):
         return value.where
+    if facts.gives_cuda_index(expr):
+        return CUDA  # ``torch.cuda.current_device()``: the index of a CUDA device
     call = facts.call_of(expr)
     if call is None or call.receiver is None or not may_be_placed(call.receiver):
         return None
@@ -407,6 +411,23 @@ def _stays(node: cst.IfExp, facts: FileFacts) -> bool:
     conditional expression that chooses CUDA or the CPU (docs/design.md §4)."""
     receiver = _moved_receiver(node)
     return receiver is not None and facts.value_of(receiver).where in (None, CPU)
+
+
+def _moved_only_with_cuda(node: cst.IfExp, facts: FileFacts) -> bool:
+    """``x.to(device) if <CUDA test> else x`` of a value on the CPU (or of unknown
+    placement): moved to the configured device only where CUDA is, so a Mac's MPS is never
+    used (reid-strong-baseline's engine, eval/blind143). Reported without a fix: which
+    device the ``else`` should try is the configuration's."""
+    body = node.body
+    if not isinstance(body, cst.Call) or not isinstance(body.func, cst.Attribute):
+        return False
+    if body.func.attr.value != "to" or not body.func.value.deep_equals(node.orelse):
+        return False
+    positional = [arg for arg in body.args if arg.keyword is None]
+    if len(positional) != 1 or facts.value_of(node.orelse).where not in (None, CPU):
+        return False
+    target = facts.value_of(positional[0].value)
+    return target.kind is Kind.DEVICE and target.where != CPU
 
 
 def _names_a_device(node: cst.IfExp, facts: FileFacts) -> bool:

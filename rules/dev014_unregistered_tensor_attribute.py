@@ -70,6 +70,8 @@ class UnregisteredTensorAttribute(Rule):
             value = store.value
             if value.kind is not Kind.TENSOR:
                 continue
+            if _registered_under_another_name(store, facts):
+                continue
             made = facts.named_factory_made(value)
             moved = not value.origins and facts.moved_factory(value, store)
             if not (made or moved):
@@ -82,6 +84,27 @@ class UnregisteredTensorAttribute(Rule):
                     f"`model.to(device)` leaves it {behind}",
                     _fix(store, _init_of(store, facts) or _init_of_class(store, facts)),
                 )
+
+
+def _registered_under_another_name(store: AttributeStore, facts: FileFacts) -> bool:
+    """``self._min_std = torch.Tensor([m]).log()`` then ``self.register_buffer("min_std",
+    self._min_std)`` (garage's ``GaussianMLPBaseModule``, eval/blind126): the tensor is
+    registered, and the alias is the class's own to keep (its ``to()`` rebinds it)."""
+    for call in facts.calls:
+        if call.method not in ("register_buffer", "register_parameter"):
+            continue
+        if call.site.class_name != store.class_name:
+            continue
+        for arg in call.node.args:
+            held = arg.value
+            if (
+                isinstance(held, cst.Attribute)
+                and isinstance(held.value, cst.Name)
+                and held.value.value == "self"
+                and held.attr.value == store.attribute
+            ):
+                return True
+    return False
 
 
 def _init_of(store: AttributeStore, facts: FileFacts) -> cst.FunctionDef | None:

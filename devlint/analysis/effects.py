@@ -302,7 +302,9 @@ class Effects:
                 type(element.value) in (cst.List, cst.Tuple)
                 for element in data.elements  # type: ignore[union-attr]
             )
-            return Value(Kind.TENSOR, self.core.default_device, vector=flat)
+            where = self.core.default_device
+            origins = (node,) if where == CPU else ()  # DEV014's "another factory"
+            return Value(Kind.TENSOR, where, vector=flat, origins=origins)
         device = torch_api.legacy_tensor_type(callee)
         return Value(Kind.TENSOR, CUDA if device == "cuda" else CPU)
 

@@ -196,6 +196,11 @@ class FileFacts:
             self._named_factory(origin, torch_api.STATE_FACTORIES) for origin in value.origins
         )
 
+    def gives_cuda_index(self, expr: cst.BaseExpression) -> bool:
+        """``torch.cuda.current_device()``: a call whose ``int`` is a CUDA device's index."""
+        call = self.call_of(expr)
+        return call is not None and call.callee in torch_api.CUDA_INDEX_CALLS
+
     def moved_factory(self, value: Value, store: AttributeStore) -> bool:
         """Whether a stored tensor is made by one of the named factories and moved in the
         method that stores it (``torch.tensor([...]).view(1, 3, 1, 1).to(device)``): the
@@ -296,6 +301,8 @@ class FileFacts:
             for receiver in self._cuda_self_moves(node.body):
                 for factory in self.value_of(receiver).origins:
                     function = self._function_of_node(factory)
+                    if not self._named_factory(factory):
+                        continue  # ``torch.Tensor(n)`` takes no ``device=`` of another kind
                     if function is not None and function is self._function_of_node(node):
                         found.append((factory, tested, function))
         return found

@@ -202,8 +202,10 @@ NAMED_FACTORIES = frozenset(
 ONE_DIMENSION_FACTORIES = frozenset({"arange", "range", "linspace", "logspace", "randperm"})
 # DEV014's "or another factory": the other factories that make a tensor from sizes and
 # literals alone (nerf_pl's ``self.freq_bands = 2 ** torch.linspace(0, n - 1, n)``,
-# eval/blind46).
+# eval/blind46), and the legacy constructor (PSMNet's ``self.disp = torch.Tensor(...)``,
+# eval/blind144; it takes no ``device=`` of another kind, so DEV013 leaves it alone).
 STATE_FACTORIES = NAMED_FACTORIES | {
+    "Tensor",
     "linspace",
     "logspace",
     "range",
