@@ -78,6 +78,10 @@ class Loop:
         ``if`` that steps the optimizer after a ``backward()`` outside it (gradient
         accumulation) runs on every training step, whatever its test.
         """
+        if _presence_test(test) == taken:
+            # ``if heatmaps_losses[idx] is not None:`` (HigherHRNet's optional loss terms):
+            # present on every step of a run that computes it, not a periodic gate
+            return True
         fixed = _fixed(test, frozenset())
         if not fixed and not taken:
             return False  # not made of settings at all: no need to scan the loop
@@ -95,6 +99,18 @@ class Loop:
         if not fixed or not _fixed(test, self._bound):
             return False
         return taken or not self._training_tests or source_of(test) not in self._training_tests
+
+
+def _presence_test(test: cst.BaseExpression) -> bool | None:
+    """True for ``x is not None``, False for ``x is None``; None for any other test."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    if not (type(target.comparator) is cst.Name and target.comparator.value == "None"):
+        return None
+    if type(target.operator) is cst.IsNot:
+        return True
+    return False if type(target.operator) is cst.Is else None
 
 
 def _fixed(expr: cst.BaseExpression, bound: frozenset[str]) -> bool:
