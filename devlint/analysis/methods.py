@@ -204,6 +204,10 @@ class Methods:
     ) -> Value:
         """``x.to(device)``, ``x.to(torch.float64)``, ``x.type(torch.cuda.FloatTensor)``."""
         target = keywords.get("device") or (args[0] if args else None)
+        if method == "type" and target is None and receiver.kind is Kind.TENSOR:
+            # ``x.type()``: the name of x's type, which says its device; ``eye.type(
+            # f_cov.type())`` puts ``eye`` there (solo-learn's whitening, eval/blind140)
+            return Value(Kind.TENSOR_TYPE, receiver.where, placed=receiver.placed)
         if method == "type" and (target is None or target.kind is not Kind.TENSOR_TYPE):
             return receiver.derived() if receiver.kind is Kind.TENSOR and args else UNKNOWN
         where, moves = self.target_placement(target, node)
