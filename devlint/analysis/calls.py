@@ -308,6 +308,10 @@ class Calls:
             return Value(Kind.MODULE, qualname=torch_api.NAMED_PIPELINE)
         if effect is None and (moved := self.applied_move(node)) is not None:
             return moved
+        if effect is None and callee in torch_api.HOST_ARGUMENT_CALLS:
+            # a loss module of another package that takes its targets on the host
+            # (``warpctc_pytorch.CTCLoss()``): named, so its calls know which
+            return Value(Kind.MODULE, qualname=callee, stateless=True)
         if effect is None:
             on_inputs = on_devices_of(args).where
             built_on = keywords.get("device")
@@ -408,11 +412,17 @@ class Calls:
     def in_self_test(self) -> bool:
         """Module-level code under ``if __name__ == "__main__":``: a library module's own
         demonstration (``SegmentationLosses(cuda=True)``), not how the code that imports
-        it constructs its classes (not while inlining either)."""
+        it constructs its classes (not while inlining either); unless the block parsed the
+        command line before: then it is how the program runs (TuckER's ``main.py``:
+        ``Experiment(cuda=args.cuda)``, eval/blind149)."""
         ctx = self.core.ctx
-        return ctx.function is None and any(
-            type(branch.node) is cst.If and is_main_test(branch.node.test)
-            for branch in ctx.branches
+        return (
+            ctx.function is None
+            and not self.core.parses_command_line
+            and any(
+                type(branch.node) is cst.If and is_main_test(branch.node.test)
+                for branch in ctx.branches
+            )
         )
 
     def function_call(

@@ -507,7 +507,7 @@ _IS_DEVICE = {"is_cpu": "cpu", "is_cuda": "cuda", "is_mps": "mps"}
 def names_cuda(test: cst.BaseExpression) -> str | None:
     """``name`` when ``test`` holds where the device ``name`` holds names CUDA:
     ``name == "cuda"``, ``"cuda" in name``, ``name.startswith("cuda")`` (also of
-    ``str(name)``)."""
+    ``str(name)``; ``.__contains__("cuda")`` too: DBNet's ``predict.py``)."""
     tested = placement_test(test)
     if tested is not None:
         return tested[0] if tested[1:] == ("cuda", +1) else None
@@ -519,7 +519,7 @@ def names_cuda(test: cst.BaseExpression) -> str | None:
     if (
         type(test) is cst.Call
         and type(test.func) is cst.Attribute
-        and test.func.attr.value == "startswith"
+        and test.func.attr.value in ("startswith", "__contains__")
         and len(test.args) == 1
         and string_value(test.args[0].value) == "cuda"
     ):

@@ -231,6 +231,9 @@ class Interpreter:
         self.name_calls: Counter[str] = Counter()
         self.class_reads: Counter[str] = Counter()  # of this file's classes, calls included
         self.option_defaults: Env = {}  # ``--device`` options with a CUDA default, by dest
+        # ``parser.parse_args()`` ran: the file is a program's entry, whose ``__main__``
+        # block is how it runs, not a library module's demonstration
+        self.parses_command_line = False
         self.missed_options: set[str] = set()  # ``args.device`` read before its option
         self.seeded_options: frozenset[str] = frozenset()  # those known before this run
         # Torch's global state: where factories and layers without ``device=`` land (the

@@ -127,8 +127,10 @@ class Methods:
         if method == "add_argument":
             self.note_option(node, keywords)
         if method == "parse_args":
+            self.core.parses_command_line = True
             return Value(qualname=NAMESPACE)  # ``ns = parser.parse_args()``: ``ns.device``
         if method == "parse_known_args":
+            self.core.parses_command_line = True
             return Value(elements=(Value(qualname=NAMESPACE), UNKNOWN))
         if method == "format" and _is_cuda_template(receiver):
             # ``"cuda:{}".format(rank)``: a CUDA device, like ``f"cuda:{rank}"``.
@@ -139,12 +141,13 @@ class Methods:
         if method == "type_as" and args:
             return receiver.moved(args[0].where, _move_steps(node, args[0], args[0].where))
         if (
-            method == "startswith"
+            method in ("startswith", "__contains__")
             and args
             and args[0].kind is Kind.DEVICE
             and args[0].where == CUDA
         ):
-            return guards.ON_CUDA  # ``str(device).startswith("cuda")`` classifies
+            # ``str(device).startswith("cuda")`` (``.__contains__("cuda")``) classifies
+            return guards.ON_CUDA
         if method == "forward" and receiver.kind is Kind.MODULE:
             return self.core.calls.value_call(node, receiver, args, keywords, [])
         if method == "append" and receiver.kind is Kind.DEVICE and args:

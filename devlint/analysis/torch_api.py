@@ -531,9 +531,11 @@ FILL_METHODS = {
 
 # Torch calls (and the modules that make them) that take some tensor arguments on the
 # host: how many leading positional arguments must share the device. The CTC loss reads
-# its targets and lengths from CPU tensors (cuDNN's path requires them there).
+# its targets and lengths from CPU tensors (cuDNN's path requires them there), and so
+# does Baidu's warp-ctc binding (crnn.pytorch, eval/blind150), whose labels must be there.
 HOST_ARGUMENT_CALLS = {
     "torch.nn.CTCLoss": 1, "torch.nn.functional.ctc_loss": 1, "torch.ctc_loss": 1,
+    "warpctc_pytorch.CTCLoss": 1,
 }  # fmt: skip
 
 # Tensor methods that take other tensors without requiring them on the same device.

@@ -47,3 +47,43 @@ def test_a_model_loaded_with_from_pretrained_still_mixes() -> None:
         """
     )
     assert [d.code for d in check_text(source, "x.py", OPTIONS)] == ["DEV006"]
+
+
+@pytest.mark.parametrize(
+    "loss", ["warpctc_pytorch.CTCLoss()", "nn.CTCLoss()", "torch.nn.CTCLoss()"]
+)
+def test_a_ctc_loss_takes_its_targets_on_the_host(loss: str) -> None:
+    # crnn.pytorch (eval/blind150): warp-ctc, like torch's CTC loss, reads the targets and
+    # lengths from CPU tensors; only the log-probabilities must be on the device.
+    source = textwrap.dedent(
+        f"""\
+        import torch
+        import warpctc_pytorch
+        from torch import nn
+
+        criterion = {loss}.cuda()
+
+        def step(net, images, text, length):
+            preds = net(images)
+            sizes = torch.IntTensor([preds.size(0)] * images.size(0))
+            return criterion(preds, text, sizes, length)
+
+        step(nn.Linear(4, 2).cuda(), torch.randn(3, 4).cuda(), torch.IntTensor([1, 2]), torch.IntTensor([2]))
+        """
+    )
+    assert [d.code for d in check_text(source, "x.py", OPTIONS)] == []
+
+
+def test_another_loss_of_another_package_still_mixes() -> None:
+    source = textwrap.dedent(
+        """\
+        import torch
+        import mylosses
+        from torch import nn
+
+        criterion = mylosses.FocalLoss().cuda()
+        preds = nn.Linear(4, 2).cuda()(torch.randn(3, 4).cuda())
+        loss = criterion(preds, torch.ones(3, 2))
+        """
+    )
+    assert [d.code for d in check_text(source, "x.py", OPTIONS)] == ["DEV006"]
