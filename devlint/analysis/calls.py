@@ -332,7 +332,7 @@ class Calls:
             if value is None or value.where is None:
                 return None
             moved = value if moved is None else join(moved, value)
-        return Value(Kind.TENSOR, moved.where, placed=moved.placed) if moved else None
+        return Value(Kind.TENSOR, moved.where, placed=moved.placed) if moved is not None else None
 
     # -- this file's functions, classes and callable values
 

@@ -190,14 +190,16 @@ def lambda_moves(call: cst.Call) -> list[cst.Call]:
     name = params.params[0].name.value
     body = function.body
     branches = (body.body, body.orelse) if type(body) is cst.IfExp else (body,)
-    moves = [branch for branch in branches if _moves_name(branch, name)]
+    moves = [
+        branch for branch in branches if isinstance(branch, cst.Call) and _moves_name(branch, name)
+    ]
     kept = [branch for branch in branches if type(branch) is cst.Name and branch.value == name]
-    return moves if moves and len(moves) + len(kept) == len(branches) else []  # type: ignore[return-value]
+    return moves if moves and len(moves) + len(kept) == len(branches) else []
 
 
-def _moves_name(node: cst.BaseExpression, name: str) -> bool:
+def _moves_name(node: cst.Call, name: str) -> bool:
     """``name.to(...)``, ``name.cuda()`` (``.mps()``, ``.xpu()``)."""
-    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+    if type(node.func) is not cst.Attribute:
         return False
     receiver = node.func.value
     placing = node.func.attr.value in ("to", "cuda", "mps", "xpu")
