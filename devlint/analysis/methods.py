@@ -124,14 +124,9 @@ class Methods:
             return receiver.moved(CPU, (Step(node, "moved to the CPU here"),))
         if method in ("to", "type"):
             return self.move_or_cast(node, receiver, method, args, keywords)
-        if method == "add_argument":
-            self.note_option(node, keywords)
-        if method == "parse_args":
-            self.core.parses_command_line = True
-            return Value(qualname=NAMESPACE)  # ``ns = parser.parse_args()``: ``ns.device``
-        if method == "parse_known_args":
-            self.core.parses_command_line = True
-            return Value(elements=(Value(qualname=NAMESPACE), UNKNOWN))
+        parsed = self.command_line_method(node, method, keywords)
+        if parsed is not None:
+            return parsed
         if method == "format" and _is_cuda_template(receiver):
             # ``"cuda:{}".format(rank)``: a CUDA device, like ``f"cuda:{rank}"``.
             template = node.func.value if isinstance(node.func, cst.Attribute) else node
@@ -170,21 +165,9 @@ class Methods:
         if method == "detach" and receiver.kind is Kind.UNKNOWN:
             # only tensors have ``.detach()``
             return Value(Kind.TENSOR, receiver.where, placed=receiver.placed)
-        if (
-            method == "get"
-            and len(args) == 2
-            and receiver.kind is Kind.UNKNOWN
-            and args[1].kind is Kind.DEVICE
-            and args[1].cuda_defaults
-        ):
-            # ``config.get("device", "cuda")``: the configuration's device, or the CUDA
-            # literal where it names none, as a parameter's default is for the callers
-            # that omit it; a key this function has set (``kwargs["device"] = device``) is
-            # there
-            assigned = _assigned_key(node, self.core)
-            if assigned is not None:
-                return assigned
-            return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=args[1].cuda_defaults)
+        configured = self.configured_device(node, receiver, args) if method == "get" else None
+        if configured is not None:
+            return configured
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, receiver, method, args, keywords)
         if receiver.kind is Kind.TENSOR:
@@ -196,6 +179,34 @@ class Methods:
                 return Value(Kind.ARRAY, float64="numpy" if is_float64(args[0]) else "")
             return receiver if method not in _ARRAY_TO_HOST else UNKNOWN
         return UNKNOWN
+
+    def command_line_method(
+        self, node: cst.Call, method: str, keywords: dict[str, Value]
+    ) -> Value | None:
+        """``parser.add_argument(...)`` (None: the call goes on as any other),
+        ``parser.parse_args()`` and ``parse_known_args()``: the options' namespace."""
+        if method == "add_argument":
+            self.note_option(node, keywords)
+        elif method == "parse_args":
+            self.core.parses_command_line = True
+            return Value(qualname=NAMESPACE)  # ``ns = parser.parse_args()``: ``ns.device``
+        elif method == "parse_known_args":
+            self.core.parses_command_line = True
+            return Value(elements=(Value(qualname=NAMESPACE), UNKNOWN))
+        return None
+
+    def configured_device(self, node: cst.Call, receiver: Value, args: list[Value]) -> Value | None:
+        """``config.get("device", "cuda")``: the configuration's device, or the CUDA literal
+        where it names none, as a parameter's default is for the callers that omit it; a
+        key this function has set (``kwargs["device"] = device``) is there."""
+        if len(args) != 2 or receiver.kind is not Kind.UNKNOWN:
+            return None
+        if args[1].kind is not Kind.DEVICE or not args[1].cuda_defaults:
+            return None
+        assigned = _assigned_key(node, self.core)
+        if assigned is not None:
+            return assigned
+        return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=args[1].cuda_defaults)
 
     def move_or_cast(
         self,
