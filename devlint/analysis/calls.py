@@ -114,6 +114,12 @@ class Calls:
                 if inlined is not UNKNOWN:
                     return inlined
             return self.core.methods.method_call(node, receiver, method, args, keywords)
+        if (
+            callee is None
+            and type(func) is cst.Name
+            and self.core.imports.star_origin(func.value, callee_value)
+        ):
+            self.note_project_call(func.value, node, args, keywords)  # ``Repack(n, True)``
         if callee is not None:
             unseen = True  # a function whose body devlint cannot read
             if self.core.imports.is_project_name(callee):

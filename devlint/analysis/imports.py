@@ -42,6 +42,9 @@ class Imports:
         self.project_calls: list[tuple[str, CallerCall]] | None = None
         # The calls of this file's functions in the entry scripts that import it.
         self.caller_calls: dict[str, list[CallerCall]] = {}
+        # The functions and classes a star import of a project module bound (name ->
+        # level, module, the value bound): a call of one is a project call too.
+        self.star_origins: dict[str, tuple[int, str, Value]] = {}
 
     def bind_returned_flags(self, small: cst.Assign) -> None:
         """``args = get_args()`` of a project module: the flags it set on ``args``."""
@@ -52,6 +55,12 @@ class Imports:
             holder = dotted_name(target.target)
             for attribute, flag in (flags or {}).items() if holder else ():
                 self.core.store(f"{holder}.{attribute}", flag)
+
+    def star_origin(self, name: str, value: Value | None) -> bool:
+        """Whether ``value``, what ``name`` holds where it is called, is the function or
+        class a star import of a project module bound (not a later binding of the file)."""
+        found = self.star_origins.get(name)
+        return found is not None and value is found[2]
 
     @staticmethod
     def is_library(module: str) -> bool:
@@ -94,6 +103,9 @@ class Imports:
     def project_origin(self, qualname: str) -> tuple[int, str, str] | None:
         """(level, module, name) of the project module ``qualname`` was imported from."""
         found = self.project_names.get(qualname)
+        if found is None and qualname in self.star_origins:  # ``from model.crf import *``
+            level, module, _ = self.star_origins[qualname]
+            found = (level, module, qualname)
         if found is None and "." in qualname:  # ``utils.reduce_dict`` after ``import utils``
             module, _, name = qualname.rpartition(".")
             if module in self.project_packages:
@@ -151,12 +163,12 @@ class Imports:
             assert self.project_modules is not None  # only then are stars left unresolved
             summary = self.project_modules.resolve(level, module)
             if summary is not None:
-                self.star_import(summary)
+                self.star_import(summary, level, module)
                 names = frozenset(key for key in summary.names if "." not in key)
                 self.star_bindings[id(node)] = names
         return self.star_bindings
 
-    def star_import(self, summary: ModuleSummary) -> None:
+    def star_import(self, summary: ModuleSummary, level: int, module: str) -> None:
         """Bind what a project module's star import brings (``project_imports.py``) at module
         level; it runs lazily (``resolve_stars``), so names the file binds itself win."""
         core, definitions = self.core, self.core.definitions
@@ -164,7 +176,10 @@ class Imports:
         try:
             for key in sorted(summary.names):  # ``args`` before ``args.cuda``
                 if key not in core.module_env:
-                    core.store(key, summary.names[key])
+                    value = summary.names[key]
+                    core.store(key, value)
+                    if value.kind in (Kind.FUNCTION, Kind.CLASS) and value.qualname == key:
+                        self.star_origins[key] = (level, module, value)
         finally:
             core.env = saved
         definitions.module_classes |= summary.module_classes

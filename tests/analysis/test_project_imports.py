@@ -536,6 +536,48 @@ def test_an_entry_scripts_arguments_seed_the_callees_parameters(tmp_path: Path) 
     assert flow_codes(callee) == ["8:DEV003", "8:DEV003", "13:DEV012"]
 
 
+REPACKER = """
+    class Repack:
+        def __init__(self, size, if_cuda):
+            self.size = size
+            self.if_cuda = if_cuda
+
+        def repack(self, feature):
+            if self.if_cuda:
+                return feature.cuda()
+            return feature
+"""
+
+REPACKING_ENTRY = """
+    import argparse
+    from model.crf import {imported}
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpu", type=int, default=0)
+    args = parser.parse_args()
+
+    if __name__ == "__main__":
+        if args.gpu >= 0:
+            packer = Repack(3, True)
+        else:
+            packer = Repack(3, False)
+"""
+
+
+@pytest.mark.parametrize("imported", ["Repack", "*"])
+def test_a_class_the_entry_script_builds_gets_its_constructor_arguments(
+    tmp_path: Path, imported: str
+) -> None:
+    """LM-LSTM-CRF (eval/blind155): ``CRFRepack(n, True)`` under the user's ``--gpu``
+    option, the class named or star-imported. Every call passes a literal, none an
+    availability test: ``if self.if_cuda:`` is the user's choice, no guard."""
+    write(tmp_path, "model/__init__.py", "")
+    callee = write(tmp_path, "model/crf.py", REPACKER)
+    assert flow_codes(callee) == []  # alone: ``if_cuda`` is the caller's, may test availability
+    write(tmp_path, "train.py", REPACKING_ENTRY.format(imported=imported))
+    assert flow_codes(callee) == ["8:DEV003"]
+
+
 def test_only_entry_scripts_that_import_the_file_are_read(tmp_path: Path) -> None:
     callee = write(tmp_path, "train.py", CALLEE)
     # A count test, which only the callers' analysis reads as a guard (the scan of nearby
