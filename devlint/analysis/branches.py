@@ -11,7 +11,7 @@ past the ``if`` (``Value.follows``).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -129,6 +129,62 @@ def _following(
     return found
 
 
+@dataclass(frozen=True)
+class _Sides:
+    """An ``if`` being run: its test's value, the flag it tests, and whether each side
+    (body, else) is conditional within the loop around it, and within the innermost."""
+
+    node: cst.If
+    test: Value
+    flag: tuple[str, int] | None  # ``guards.flag_test``
+    placement: tuple[str, str, int] | None  # ``guards.placement_test``
+    ids_test: int  # ``guards.cuda_ids_test``
+    conditional: list[bool]
+    inner: list[bool]
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """What running one side of an ``if`` left besides its environment."""
+
+    exits: bool  # every path through it leaves (``return``, ``raise``, ``continue``)
+    followed: dict[str, tuple[Value, Value]]  # the values it moved by the tested flag
+    refined: Env  # the body's environment as its test narrowed it (a guard with no else)
+
+
+def _flags_after(
+    sides: _Sides, body: tuple[_Ran, Env], orelse: tuple[_Ran, Env], before: Env
+) -> tuple[Env, dict[str, tuple[str, Value, Value]]]:
+    """Past an ``if`` that both sides fall out of: the flags its sides set (a guard's test
+    copied into a flag), and the values that follow the tested flag from here on."""
+    (body_ran, body_env), (else_ran, else_env) = body, orelse
+    flags: Env = {}
+    marks: dict[str, tuple[str, Value, Value]] = {}
+    if body_ran.exits or else_ran.exits:
+        return flags, marks
+    if sides.test.kind is Kind.GUARD:
+        flags = _flags_set_by(sides.test, body_env, else_env)
+        flags.update(_switched_off(sides.test, body_env, else_env, before))
+    if sides.flag is not None:
+        # Where the flag says, again: values the branches left alone are as before the
+        # ``if``; values one branch moved follow the flag from here on.
+        flags.update(_unfollowed(body_ran.followed, else_ran.followed, body_env, else_env))
+        marks = _following(sides.flag, body_env, else_env, flags.keys())
+    return flags, marks
+
+
+def _moved_to_cpu(sides: _Sides, body: _Ran, body_env: Env) -> Env:
+    """``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case (not so
+    for ``if not torch.cuda.is_available(): device = "cpu"``). Only what the body moved,
+    not what its test narrowed (``if device == "cpu":`` leaves it)."""
+    test = sides.test
+    if sides.node.orelse is not None or test.kind is not Kind.GUARD or test.polarity < 0:
+        return {}
+    if body.exits:
+        return {}
+    return {k: v for k, v in body_env.items() if is_cpu(v.where) and body.refined.get(k) is not v}
+
+
 class Branches:
     """The ``if`` handler (see the module docstring)."""
 
@@ -172,87 +228,25 @@ class Branches:
             self.core.statements.preceding,
         )
         original, before = self.core.env, dict(self.core.env)
-        required, ids_test = self.core.cuda_required, guards.cuda_ids_test(node.test)
-        placement = guards.placement_test(node.test)
-        flag = guards.flag_test(node.test)
-        conditional, inner_conditional = self.branch_conditions(node)
-        with self.core.scope(
-            guarded=ctx.guarded
-            or guards.may_guard_cuda(test, +1)
-            or self.core.expressions.inherited_flag(node.test),
-            backends_tested=guards.tested_where_absent(ctx.backends_tested, test, +1),
-            conditional=conditional[0],
-            inner_conditional=inner_conditional[0],
-            branches=(*ctx.branches, Branch(node, node.body)),
-        ):
-            self.core.cuda_required = required or ids_test > 0
-            self.refine(placement, +1)
-            self.guard_if_cuda_device(placement)
-            self.refine_to_none(node.test, +1)
-            host_typed = self.refine_by_type(node.test)
-            self.drop_checked_default(node.test)
-            followed = self.follow_flag(flag, +1)
-            narrowed = node.orelse is None and test.kind is Kind.GUARD
-            refined = dict(self.core.env) if narrowed else {}
-            body_exits = self.core.statements.suite(node.body)
-            if host_typed is not None and self.core.env.get(host_typed[0]) is host_typed[2]:
-                # Not rebound: past the ``if``, the same object as before it.
-                self.core.env[host_typed[0]] = host_typed[1]
+        required = self.core.cuda_required
+        sides = _Sides(
+            node,
+            test,
+            guards.flag_test(node.test),
+            guards.placement_test(node.test),
+            guards.cuda_ids_test(node.test),
+            *self.branch_conditions(node),
+        )
+        body = self.run_body(sides, required)
         body_env, body_required = self.core.env, self.core.cuda_required
         self.core.env = dict(before)
-        backends = guards.tested_where_absent(ctx.backends_tested, test, -1)
-        else_branches = ctx.branches
-        if node.orelse is not None:
-            else_branches = (*ctx.branches, Branch(node, node.orelse))
-        with self.core.scope(
-            guarded=ctx.guarded or guards.is_cuda_guard(test, -1),
-            conditional=conditional[1],
-            inner_conditional=inner_conditional[1],
-            backends_tested=backends,
-            branches=else_branches,
-        ):
-            self.core.cuda_required = required or ids_test < 0
-            self.refine(placement, -1)
-            self.guard_if_cuda_device(placement)
-            self.refine_to_none(node.test, -1)
-            followed_else = self.follow_flag(flag, -1)
-            else_exits = self.else_part(node.orelse)
-        flags: Env = {}
-        marks: dict[str, tuple[str, Value, Value]] = {}
-        if test.kind is Kind.GUARD and not (body_exits or else_exits):
-            flags = _flags_set_by(test, body_env, self.core.env)
-            flags.update(_switched_off(test, body_env, self.core.env, before))
-        if flag is not None and not (body_exits or else_exits):
-            # Where the flag says, again: values the branches left alone are as before the
-            # ``if``; values one branch moved follow the flag from here on.
-            flags.update(_unfollowed(followed, followed_else, body_env, self.core.env))
-            marks = _following(flag, body_env, self.core.env, flags.keys())
-        moved_to_cpu: Env = {}
-        if (
-            node.orelse is None
-            and test.kind is Kind.GUARD
-            and test.polarity >= 0
-            and not body_exits
-        ):
-            # ``if device != "cpu": x = x.cpu()``: the untaken branch is the CPU case (not
-            # so for ``if not torch.cuda.is_available(): device = "cpu"``). Only what the
-            # body moved, not what its test narrowed (``if device == "cpu":`` leaves it).
-            moved_to_cpu = {
-                k: v for k, v in body_env.items() if is_cpu(v.where) and refined.get(k) is not v
-            }
-        overridden: Env = {}
-        if node.orelse is None and not body_exits and guards.is_cuda_guard(test, -1):
-            # ``if not torch.cuda.is_available(): device = "cpu"``: past the ``if``, what
-            # the body replaced is as before only where CUDA is available.
-            for key, value in body_env.items():
-                kept = self.core.env.get(key)
-                if kept is not None and kept is not value and kept.cuda_defaults:
-                    self.core.env[key] = replace(kept, cuda_defaults=())
-                if kept is not value and isinstance(value.constant, str):
-                    overridden[key] = value  # ``args.mode = "cpu"``: so wherever CUDA is absent
+        orelse = self.run_else(sides, required)
+        flags, marks = _flags_after(sides, (body, body_env), (orelse, self.core.env), before)
+        moved_to_cpu = _moved_to_cpu(sides, body, body_env)
+        overridden = self.overridden_without_cuda(sides, body.exits, body_env)
         outcomes = [
-            (body_env, body_required, body_exits),
-            (self.core.env, self.core.cuda_required, else_exits),
+            (body_env, body_required, body.exits),
+            (self.core.env, self.core.cuda_required, orelse.exits),
         ]
         self.core.join_outcomes(original, before, outcomes, required)
         for key, value in overridden.items():
@@ -263,14 +257,77 @@ class Branches:
         for name, mark in marks.items():
             if name in self.core.env:
                 self.core.env[name] = replace(self.core.env[name], follows=mark)
-        refused = self.refuses_cuda_without_it(node, body_exits)
+        refused = self.refuses_cuda_without_it(node, body.exits)
         if refused is not None:
             self.drop_cuda_defaults(refused)
-        if node.orelse is None and body_exits and _counts(node.test):
+        if node.orelse is None and body.exits and _counts(node.test):
             # ``if (step + 1) % every != 0: continue``: the rest of the loop's body runs
             # on the iterations the counter lets through, as an ``else`` would
-            self.core.narrow(conditional=conditional[1], inner_conditional=inner_conditional[1])
-        return body_exits and else_exits
+            self.core.narrow(conditional=sides.conditional[1], inner_conditional=sides.inner[1])
+        return body.exits and orelse.exits
+
+    def run_body(self, sides: _Sides, required: bool) -> _Ran:
+        """The ``if``'s body, where its test holds: guarded by it, values refined by it."""
+        node, test, ctx, placement = sides.node, sides.test, self.core.ctx, sides.placement
+        with self.core.scope(
+            guarded=ctx.guarded
+            or guards.may_guard_cuda(test, +1)
+            or self.core.expressions.inherited_flag(node.test),
+            backends_tested=guards.tested_where_absent(ctx.backends_tested, test, +1),
+            conditional=sides.conditional[0],
+            inner_conditional=sides.inner[0],
+            branches=(*ctx.branches, Branch(node, node.body)),
+        ):
+            self.core.cuda_required = required or sides.ids_test > 0
+            self.refine(placement, +1)
+            self.guard_if_cuda_device(placement)
+            self.refine_to_none(node.test, +1)
+            host_typed = self.refine_by_type(node.test)
+            self.drop_checked_default(node.test)
+            followed = self.follow_flag(sides.flag, +1)
+            narrowed = node.orelse is None and test.kind is Kind.GUARD
+            refined = dict(self.core.env) if narrowed else {}
+            exits = self.core.statements.suite(node.body)
+            if host_typed is not None and self.core.env.get(host_typed[0]) is host_typed[2]:
+                # Not rebound: past the ``if``, the same object as before it.
+                self.core.env[host_typed[0]] = host_typed[1]
+        return _Ran(exits, followed, refined)
+
+    def run_else(self, sides: _Sides, required: bool) -> _Ran:
+        """The ``else`` part (or nothing), where the test fails."""
+        node, test, ctx, placement = sides.node, sides.test, self.core.ctx, sides.placement
+        else_branches = ctx.branches
+        if node.orelse is not None:
+            else_branches = (*ctx.branches, Branch(node, node.orelse))
+        with self.core.scope(
+            guarded=ctx.guarded or guards.is_cuda_guard(test, -1),
+            conditional=sides.conditional[1],
+            inner_conditional=sides.inner[1],
+            backends_tested=guards.tested_where_absent(ctx.backends_tested, test, -1),
+            branches=else_branches,
+        ):
+            self.core.cuda_required = required or sides.ids_test < 0
+            self.refine(placement, -1)
+            self.guard_if_cuda_device(placement)
+            self.refine_to_none(node.test, -1)
+            followed = self.follow_flag(sides.flag, -1)
+            exits = self.else_part(node.orelse)
+        return _Ran(exits, followed, {})
+
+    def overridden_without_cuda(self, sides: _Sides, body_exits: bool, body_env: Env) -> Env:
+        """``if not torch.cuda.is_available(): device = "cpu"``: past the ``if``, what the
+        body replaced is as before only where CUDA is available (its CUDA defaults are
+        dropped here); the constants it set hold wherever CUDA is absent (returned)."""
+        overridden: Env = {}
+        if sides.node.orelse is not None or body_exits or not guards.is_cuda_guard(sides.test, -1):
+            return overridden
+        for key, value in body_env.items():
+            kept = self.core.env.get(key)
+            if kept is not None and kept is not value and kept.cuda_defaults:
+                self.core.env[key] = replace(kept, cuda_defaults=())
+            if kept is not value and isinstance(value.constant, str):
+                overridden[key] = value  # ``args.mode = "cpu"``: so wherever CUDA is absent
+        return overridden
 
     def refuses_cuda_without_it(self, node: cst.If, body_exits: bool) -> str | None:
         """The device ``name`` of ``if "cuda" in name and not torch.cuda.is_available():

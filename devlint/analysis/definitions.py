@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import guards, name_guesses, requirements, torch_api
+from devlint.analysis import guards, library_api, name_guesses, requirements, torch_api
 from devlint.analysis.interpreter import Context, Env, Interpreter, PendingBody
 from devlint.analysis.loops import steps
 from devlint.analysis.syntax import decorator_name, dotted_name, parameters, string_value
@@ -52,7 +52,7 @@ def _seeded(value: Value) -> bool:
         return True
     if guards.requires_cuda(value):  # ``train(fabric)`` with a CUDA-only ``Fabric``
         return True
-    if value.kind is Kind.IMPORTED and value.qualname in torch_api.PLACING_OBJECTS:
+    if value.kind is Kind.IMPORTED and value.qualname in library_api.PLACING_OBJECTS:
         return True  # ``main(fabric)``, ``train(accelerator)``: they place what they set up
     return value.kind in _SEEDED_KINDS and bool(value.where)
 
@@ -228,7 +228,7 @@ class Definitions:
         return (
             qualname in self.core.guard_functions
             or name in self.core.guard_functions
-            or qualname in torch_api.CUDA_TEST_DECORATORS
+            or qualname in library_api.CUDA_TEST_DECORATORS
         )
 
     def class_def(self, node: cst.ClassDef) -> None:
@@ -471,7 +471,7 @@ class Definitions:
                     # the constructions elsewhere that omit it (as for functions).
                     own = env.get(name, UNKNOWN).cuda_defaults if public else ()
                     env[name] = replace(seed, cuda_defaults=(*seed.cuda_defaults, *own))
-        if any(torch_api.parses_command_line(decorator_name(d)) for d in node.decorators):
+        if any(library_api.parses_command_line(decorator_name(d)) for d in node.decorators):
             # ``@pyrallis.wrap()`` fills ``config: TrainConfig`` from the command line: a
             # field it does not name keeps its default (``device: str = "cuda"``)
             for param in parameters(node.params):

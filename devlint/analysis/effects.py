@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import guards, name_guesses, torch_api
+from devlint.analysis import guards, library_api, name_guesses, torch_api
 from devlint.analysis.interpreter import Interpreter
 from devlint.analysis.syntax import dotted_name, moves_to_a_device, string_value, strings_in
 from devlint.analysis.torch_api import Effect
@@ -253,17 +253,17 @@ class Effects:
     def accelerate(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
-        if callee in torch_api.BOOSTER_CLASSES:
-            return Value(Kind.IMPORTED, qualname=torch_api.BOOSTER_OBJECT)
-        return Value(Kind.IMPORTED, qualname=torch_api.ACCELERATOR_OBJECT)
+        if callee in library_api.BOOSTER_CLASSES:
+            return Value(Kind.IMPORTED, qualname=library_api.BOOSTER_OBJECT)
+        return Value(Kind.IMPORTED, qualname=library_api.ACCELERATOR_OBJECT)
 
     def lightning(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
     ) -> Value:
         accelerator = keywords.get("accelerator", UNKNOWN).constant
-        if isinstance(accelerator, str) and accelerator in torch_api.CUDA_ACCELERATOR_NAMES:
-            return Value(Kind.IMPORTED, qualname=torch_api.LIGHTNING_CUDA_OBJECT)
-        return Value(Kind.IMPORTED, qualname=torch_api.LIGHTNING_OBJECT)
+        if isinstance(accelerator, str) and accelerator in library_api.CUDA_ACCELERATOR_NAMES:
+            return Value(Kind.IMPORTED, qualname=library_api.LIGHTNING_CUDA_OBJECT)
+        return Value(Kind.IMPORTED, qualname=library_api.LIGHTNING_OBJECT)
 
     def prepare(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]
@@ -273,8 +273,8 @@ class Effects:
         value for one argument, else the tuple (``boost``'s five, those not given ``None``)."""
         step = (Step(node, "placed on the accelerator's device here"),)
         given: list[Value | None] = list(args)
-        if callee == torch_api.BOOST:
-            rest = torch_api.BOOST_PARAMETERS[len(args) :]
+        if callee == library_api.BOOST:
+            rest = library_api.BOOST_PARAMETERS[len(args) :]
             given += [keywords.get(name) for name in rest]
         prepared = tuple(
             UNKNOWN
@@ -359,7 +359,7 @@ class Effects:
         dtype = keywords.get("dtype")
         if dtype is not None:
             return Value(Kind.ARRAY, float64="numpy" if is_float64(dtype) else "")
-        if callee in torch_api.NUMPY_FLOAT64:
+        if callee in library_api.NUMPY_FLOAT64:
             return Value(Kind.ARRAY, float64="numpy")
         data = node.args[0].value if node.args else None
         if type(data) in (cst.List, cst.Tuple):  # ``np.array([0.5, 1.5])``

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import libcst as cst
 
-from devlint.analysis import guards, name_guesses, torch_api
+from devlint.analysis import guards, library_api, name_guesses, torch_api
 from devlint.analysis.facts import Branch, Conditional
 from devlint.analysis.interpreter import Interpreter, batch_of, element_of
 from devlint.analysis.operators import FOLLOWING
@@ -188,7 +188,7 @@ class Expressions:
             base = self.expr(node.value)
         if base.kind is Kind.IMPORTED and base.qualname:
             qualname = f"{base.qualname}.{attr}"
-            if qualname in torch_api.ACCELERATOR_DEVICE_ATTRIBUTES:
+            if qualname in library_api.ACCELERATOR_DEVICE_ATTRIBUTES:
                 return Value(Kind.DEVICE, ANY_DEVICE)  # ``accelerator.device``
             if qualname in torch_api.CUDA_AVAILABILITY_ATTRIBUTES:
                 return guards.CUDA_AVAILABLE

@@ -39,7 +39,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import name_guesses, torch_api
+from devlint.analysis import library_api, name_guesses, torch_api
 from devlint.analysis.syntax import dotted_name, own_nodes, string_value, strings_in
 from devlint.analysis.values import Kind, Value
 
@@ -74,7 +74,7 @@ def is_cuda_guard(value: Value, polarity: int) -> bool:
 def requires_cuda(value: Value) -> bool:
     """An object that exists only where CUDA is available: built for CUDA by a library that
     raises without it (``L.Fabric(accelerator="cuda")``)."""
-    return value.kind is Kind.IMPORTED and value.qualname == torch_api.LIGHTNING_CUDA_OBJECT
+    return value.kind is Kind.IMPORTED and value.qualname == library_api.LIGHTNING_CUDA_OBJECT
 
 
 def may_guard_cuda(value: Value, polarity: int) -> bool:

@@ -16,7 +16,7 @@ pin_memory (DEV005) keep to guards. It holds
   as a value): its callers hold the precondition (``callers_require_cuda``); so too in a
   private method (``def _replay(self)``) that its class calls only as
   ``self._replay(...)``, only from such code (``if x.device.type == "cuda":``);
-- everywhere in a module that imports a ``torch_api.CUDA_ONLY_PACKAGES`` package at module
+- everywhere in a module that imports a ``library_api.CUDA_ONLY_PACKAGES`` package at module
   level, unconditionally or under ``if is_..._available():`` (not inside ``try``, which
   means an optional dependency);
 - everywhere in a library module (``is_library_module``) with a function that refuses to
@@ -30,7 +30,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from devlint.analysis import torch_api
+from devlint.analysis import library_api
 from devlint.analysis.facts import CallRecord, Site
 from devlint.analysis.syntax import is_main_test, module_name
 
@@ -63,7 +63,7 @@ def imports_cuda_only_package(
             elif isinstance(small, cst.ImportFrom) and not small.relative:
                 names = [module_name(small.module)]
             heads = {name.split(".", 1)[0] for name in names} - own_packages
-            if heads & torch_api.CUDA_ONLY_PACKAGES:
+            if heads & library_api.CUDA_ONLY_PACKAGES:
                 return True
     return False
 
