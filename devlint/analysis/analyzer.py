@@ -99,27 +99,45 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
         if not _reseed(core):
             break
         definitions.run_pending()
+    fresh = _run_again(core)
+    if fresh is not None:
+        return run(fresh, module)
+    decide_requirements(core, module)
+    facts = _file_facts(core)
+    if facts.resolve_stars is None:  # nothing runs the interpreter again
+        core.close()
+    return facts
+
+
+def _run_again(core: Interpreter) -> Interpreter | None:
+    """A fresh core when what the run learned late changes what it read early; None when
+    the run stands."""
     flags = core.guard_attributes.keys() - core.seeded_guards
     missed = {name_guesses.aliased_flag(key, flags) or key for key in core.missed_attributes}
     if missed & flags:
         # A guard attribute was read before its assignment was seen: run once more.
-        return run(again(core, core.guard_attributes), module)
+        return again(core, core.guard_attributes)
     if core.missed_options & (core.option_defaults.keys() - core.seeded_options):
         # ``main(args)`` read ``args.device`` before the body of a parser builder too big
         # to inline registered ``--device``: run once more with the options known.
         options = core.option_defaults
         fresh = again(core, core.guard_attributes)
         fresh.option_defaults, fresh.seeded_options = dict(options), frozenset(options)
-        return run(fresh, module)
+        return fresh
     if core.default_device_set and core.default_device == CPU:
         # ``torch.set_default_device(...)`` somewhere: factories and layers without
         # ``device=`` anywhere may land there, before or after it runs.
         fresh = again(core, core.guard_attributes)
         fresh.default_device = None
-        return run(fresh, module)
-    decide_requirements(core, module)
+        return fresh
+    return None
+
+
+def _file_facts(core: Interpreter) -> FileFacts:
+    """What the finished run tells the rules."""
+    definitions = core.definitions
     rec, imports = core.rec, core.imports
-    facts = FileFacts(
+    return FileFacts(
         calls=list(rec.calls.values()),
         mixes=list(rec.mixes.values()),
         conditionals=list(rec.conditionals.values()),
@@ -148,9 +166,6 @@ def run(core: Interpreter, module: cst.Module) -> FileFacts:
             )
         },
     )
-    if facts.resolve_stars is None:  # nothing runs the interpreter again
-        core.close()
-    return facts
 
 
 def _reseed(core: Interpreter) -> bool:

@@ -52,48 +52,8 @@ class Calls:
 
     def call(self, node: cst.Call) -> Value:
         func = node.func
-        receiver: Value | None = None
-        method: str | None = None
-        callee_value = self.core.expressions.expr(func) if type(func) is not cst.Attribute else None
-        if type(func) is cst.Attribute:
-            assert isinstance(func, cst.Attribute)
-            key = dotted_name(func)
-            known = self.core.lookup(key) if key is not None else None
-            if known is not None:
-                callee_value = known
-            else:
-                receiver = self.core.expressions.expr(func.value)
-                if receiver.kind is Kind.IMPORTED and receiver.qualname:
-                    qualname = f"{receiver.qualname}.{func.attr.value}"
-                    callee_value, receiver = Value(Kind.IMPORTED, qualname=qualname), None
-                else:
-                    method = func.attr.value
-            if callee_value is not None:
-                self.core.rec.values[id(func)] = callee_value
-        args: list[Value] = []
-        keywords: dict[str, Value] = {}
-        starred: list[Value] = []
-        # ``torch.cuda.set_device(device)``, ``dist.init_process_group(device_id=device)``:
-        # a torch API that computes nothing places nothing with the device it is given.
-        reading, places_nothing = (
-            self.core.comparing,
-            (
-                callee_value is not None
-                and callee_value.kind is Kind.IMPORTED
-                and callee_value.qualname is not None
-                and not torch_api.places_by_keyword(callee_value.qualname)
-            ),
-        )
-        self.core.comparing = reading or places_nothing
-        marks = self.test_marks(node)  # evaluated first: they decide where the rest runs
-        skipped = marks is not None and guards.is_cuda_guard(marks[1], +1)
-        # No change, no new context: the site of every call in a block stays one object.
-        changes = {"guarded": True} if skipped and not self.core.ctx.guarded else {}
-        with self.core.scope(**changes):
-            for arg in node.args:
-                value = marks[1] if marks is not None and arg is marks[0] else None
-                self.argument(arg, value, callee_value, args, keywords, starred)
-        self.core.comparing = reading
+        callee_value, receiver, method = self.resolve_callee(func)
+        args, keywords, starred = self.arguments(node, callee_value)
         imported = callee_value is not None and callee_value.kind is Kind.IMPORTED
         callee = callee_value.qualname if imported and callee_value is not None else None
         named = callee
@@ -134,6 +94,63 @@ class Calls:
         if callee_value is None:
             return UNKNOWN
         return self.value_call(node, callee_value, args, keywords, starred)
+
+    def resolve_callee(
+        self, func: cst.BaseExpression
+    ) -> tuple[Value | None, Value | None, str | None]:
+        """What is called: the callee's value (a resolved name: ``torch.zeros``, a
+        function of the file), or else the receiver and name of a method call."""
+        if type(func) is not cst.Attribute:
+            return self.core.expressions.expr(func), None, None
+        assert isinstance(func, cst.Attribute)
+        callee_value: Value | None = None
+        receiver: Value | None = None
+        method: str | None = None
+        key = dotted_name(func)
+        known = self.core.lookup(key) if key is not None else None
+        if known is not None:
+            callee_value = known
+        else:
+            receiver = self.core.expressions.expr(func.value)
+            if receiver.kind is Kind.IMPORTED and receiver.qualname:
+                qualname = f"{receiver.qualname}.{func.attr.value}"
+                callee_value, receiver = Value(Kind.IMPORTED, qualname=qualname), None
+            else:
+                method = func.attr.value
+        if callee_value is not None:
+            self.core.rec.values[id(func)] = callee_value
+        return callee_value, receiver, method
+
+    def arguments(
+        self, node: cst.Call, callee_value: Value | None
+    ) -> tuple[list[Value], dict[str, Value], list[Value]]:
+        """The call's positional, keyword and starred arguments, evaluated where they run:
+        a test's skip mark first, since it decides whether the rest runs at all."""
+        args: list[Value] = []
+        keywords: dict[str, Value] = {}
+        starred: list[Value] = []
+        # ``torch.cuda.set_device(device)``, ``dist.init_process_group(device_id=device)``:
+        # a torch API that computes nothing places nothing with the device it is given.
+        reading, places_nothing = (
+            self.core.comparing,
+            (
+                callee_value is not None
+                and callee_value.kind is Kind.IMPORTED
+                and callee_value.qualname is not None
+                and not torch_api.places_by_keyword(callee_value.qualname)
+            ),
+        )
+        self.core.comparing = reading or places_nothing
+        marks = self.test_marks(node)  # evaluated first: they decide where the rest runs
+        skipped = marks is not None and guards.is_cuda_guard(marks[1], +1)
+        # No change, no new context: the site of every call in a block stays one object.
+        changes = {"guarded": True} if skipped and not self.core.ctx.guarded else {}
+        with self.core.scope(**changes):
+            for arg in node.args:
+                value = marks[1] if marks is not None and arg is marks[0] else None
+                self.argument(arg, value, callee_value, args, keywords, starred)
+        self.core.comparing = reading
+        return args, keywords, starred
 
     def argument(
         self,

@@ -124,6 +124,35 @@ class Methods:
             return receiver.moved(CPU, (Step(node, "moved to the CPU here"),))
         if method in ("to", "type"):
             return self.move_or_cast(node, receiver, method, args, keywords)
+        special = self.special_method(node, receiver, method, args, keywords)
+        if special is not None:
+            return special
+        configured = self.configured_device(node, receiver, args) if method == "get" else None
+        if configured is not None:
+            return configured
+        if receiver.kind is Kind.MODULE:
+            return self.module_method(node, receiver, method, args, keywords)
+        if receiver.kind is Kind.TENSOR:
+            return self.tensor_method(node, receiver, method, args)
+        if receiver.kind is Kind.UNKNOWN and may_be_accelerator(receiver.where):
+            return _computed_by_moved(receiver, method, args)
+        if receiver.kind is Kind.ARRAY:  # ``a.astype(np.float32)``, ``a.reshape(...)``
+            if method == "astype" and args:
+                return Value(Kind.ARRAY, float64="numpy" if is_float64(args[0]) else "")
+            return receiver if method not in _ARRAY_TO_HOST else UNKNOWN
+        return UNKNOWN
+
+    def special_method(
+        self,
+        node: cst.Call,
+        receiver: Value,
+        method: str,
+        args: list[Value],
+        keywords: dict[str, Value],
+    ) -> Value | None:
+        """The methods that mean the same on any receiver: an argparse parser's, a device
+        template's ``format``, ``type_as``, a device-string test, ``forward``, a module's
+        tensors, ``detach``; None for the others."""
         parsed = self.command_line_method(node, method, keywords)
         if parsed is not None:
             return parsed
@@ -165,20 +194,7 @@ class Methods:
         if method == "detach" and receiver.kind is Kind.UNKNOWN:
             # only tensors have ``.detach()``
             return Value(Kind.TENSOR, receiver.where, placed=receiver.placed)
-        configured = self.configured_device(node, receiver, args) if method == "get" else None
-        if configured is not None:
-            return configured
-        if receiver.kind is Kind.MODULE:
-            return self.module_method(node, receiver, method, args, keywords)
-        if receiver.kind is Kind.TENSOR:
-            return self.tensor_method(node, receiver, method, args)
-        if receiver.kind is Kind.UNKNOWN and may_be_accelerator(receiver.where):
-            return _computed_by_moved(receiver, method, args)
-        if receiver.kind is Kind.ARRAY:  # ``a.astype(np.float32)``, ``a.reshape(...)``
-            if method == "astype" and args:
-                return Value(Kind.ARRAY, float64="numpy" if is_float64(args[0]) else "")
-            return receiver if method not in _ARRAY_TO_HOST else UNKNOWN
-        return UNKNOWN
+        return None
 
     def command_line_method(
         self, node: cst.Call, method: str, keywords: dict[str, Value]
