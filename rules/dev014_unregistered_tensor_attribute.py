@@ -82,7 +82,7 @@ class UnregisteredTensorAttribute(Rule):
                     store.target,
                     f"`self.{store.attribute}` is not a parameter or buffer; "
                     f"`model.to(device)` leaves it {behind}",
-                    _fix(store, _init_of(store, facts) or _init_of_class(store, facts)),
+                    _fix(store, _init_of(store, facts) or _init_of_class(store, facts), facts),
                 )
 
 
@@ -126,8 +126,10 @@ def _init_of_class(store: AttributeStore, facts: FileFacts) -> cst.FunctionDef |
     return None
 
 
-def _fix(store: AttributeStore, init: cst.FunctionDef | None) -> FixPlan | None:
-    """``self.x = torch.ones(3)`` -> ``self.register_buffer("x", torch.ones(3), persistent=False)``."""
+def _fix(store: AttributeStore, init: cst.FunctionDef | None, facts: FileFacts) -> FixPlan | None:
+    """``self.x = torch.ones(3)`` -> ``self.register_buffer("x", torch.ones(3), persistent=False)``;
+    none where the value is a tensor on one path only (``1.0 if n else torch.ones(3)``:
+    ``register_buffer`` refuses the float)."""
     if init is None:
         return None
     for statement in init.body.body:
@@ -137,6 +139,8 @@ def _fix(store: AttributeStore, init: cst.FunctionDef | None) -> FixPlan | None:
             targets = small.targets if isinstance(small, cst.Assign) else ()
             if len(targets) == 1 and targets[0].target is store.target:
                 assert isinstance(small, cst.Assign)
+                if facts.value_of(small.value).kind is not Kind.TENSOR:
+                    return None
                 value = literal_text(source_of(small.value))
                 text = f'self.register_buffer("{store.attribute}", {value}, persistent=False)'
                 return FixPlan("Register it as a non-persistent buffer", (Replace(small, text),))

@@ -305,8 +305,9 @@ class Effects:
             where = self.core.default_device
             origins = (node,) if where == CPU else ()  # DEV014's "another factory"
             return Value(Kind.TENSOR, where, vector=flat, origins=origins)
-        device = torch_api.legacy_tensor_type(callee)
-        return Value(Kind.TENSOR, CUDA if device == "cuda" else CPU)
+        if torch_api.legacy_tensor_type(callee) == "cuda":
+            return Value(Kind.TENSOR, CUDA)
+        return Value(Kind.TENSOR, CPU, origins=(node,))  # ``torch.FloatTensor(...)``: DEV014's too
 
     def factory(
         self, node: cst.Call, callee: str, args: list[Value], keywords: dict[str, Value]

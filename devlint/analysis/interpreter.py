@@ -304,6 +304,21 @@ class Interpreter:
             return None
         return (ctx.class_name, ctx.function.name.value, key[len("self.") :])
 
+    def note_path_stores(self, target: cst.BaseExpression, value: cst.IfExp) -> None:
+        """``self.std = std if isinstance(std, str) else torch.tensor((std,))``: where the
+        two sides are of different kinds the joined value is unknown, yet on the path
+        that makes a tensor the attribute holds that tensor (dreamerv3-torch's ``MLP``,
+        eval/blind161): one store more for each such side."""
+        key = dotted_name(target)
+        method_key = self.method_key(key) if key is not None else None
+        joined = self.env.get(key) if key is not None else None
+        if method_key is None or joined is None or joined.kind is Kind.TENSOR:
+            return
+        for side in (value.body, value.orelse):
+            known = self.rec.values.get(id(side))
+            if known is not None and known.kind is Kind.TENSOR:
+                self.rec.attribute_stores.append(AttributeStore(*method_key, known, target))
+
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
         """Assign ``value`` to a target: a name, attribute, subscript, tuple or starred."""
         if type(target) is cst.Name or type(target) is cst.Attribute:

@@ -301,6 +301,8 @@ class Statements:
             value = self.core.branches.flag_set_with_cuda(value)
         for target in small.targets:
             self.core.bind(target.target, value)
+            if type(small.value) is cst.IfExp:
+                self.core.note_path_stores(target.target, small.value)
         self.note_module_marks(small, value)
         self.note_device_choice(small, value)
         kind = type(small.value)

@@ -175,19 +175,26 @@ NAMED_FACTORIES = frozenset(
 )
 # Factories whose tensor always has one dimension (``values.Value.vector``).
 ONE_DIMENSION_FACTORIES = frozenset({"arange", "range", "linspace", "logspace", "randperm"})
+# Legacy tensor types (``x.type(torch.cuda.FloatTensor)``, ``torch.cuda.FloatTensor(3)``):
+# the CUDA ones place on CUDA, the others on the CPU.
+LEGACY_TENSOR_TYPES = frozenset(
+    {
+        "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+        "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+    }
+)  # fmt: skip
+
 # DEV014's "or another factory": the other factories that make a tensor from sizes and
 # literals alone (nerf_pl's ``self.freq_bands = 2 ** torch.linspace(0, n - 1, n)``,
-# eval/blind46), and the legacy constructor (PSMNet's ``self.disp = torch.Tensor(...)``,
-# eval/blind144; it takes no ``device=`` of another kind, so DEV013 leaves it alone).
-STATE_FACTORIES = NAMED_FACTORIES | {
-    "Tensor",
-    "linspace",
-    "logspace",
-    "range",
-    "randint",
-    "randperm",
-    "scalar_tensor",
-}
+# eval/blind46), and the legacy constructors, CPU tensors (PSMNet's ``self.disp =
+# torch.Tensor(...)``, eval/blind144; pytorch-soft-actor-critic's ``self.action_scale =
+# torch.FloatTensor(...)``, blind161; they take no ``device=`` of another kind, so DEV013
+# leaves them alone). ``torch.cuda.FloatTensor`` is no CPU tensor: its head is not ``torch``.
+STATE_FACTORIES = (
+    NAMED_FACTORIES
+    | {"Tensor", "linspace", "logspace", "range", "randint", "randperm", "scalar_tensor"}
+    | LEGACY_TENSOR_TYPES
+)
 
 
 def is_factory(qualname: str) -> bool:
@@ -544,16 +551,6 @@ DEVICE_FREE_METHODS = frozenset(
         "contiguous",
     }
 )
-
-
-# Legacy tensor types (``x.type(torch.cuda.FloatTensor)``, ``torch.cuda.FloatTensor(3)``):
-# the CUDA ones place on CUDA, the others on the CPU.
-LEGACY_TENSOR_TYPES = frozenset(
-    {
-        "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
-        "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
-    }
-)  # fmt: skip
 
 
 def legacy_tensor_type(qualname: str | None) -> str | None:
