@@ -32,7 +32,9 @@ class CudaWithoutMpsFallback(Rule):
     ## What it does
     Checks for a device choice that tries CUDA and falls back straight to the CPU:
     `"cuda" if torch.cuda.is_available() else "cpu"` (also inside `torch.device(...)`),
-    the same as an `if`/`else` statement, or a helper function that returns
+    the same as an `if`/`else` statement, a CPU default that only CUDA overrides
+    (`device = "cpu"`, then `if torch.cuda.is_available(): device = "cuda"`, with or
+    without an `else` that only logs), or a helper function that returns
     `torch.device("cuda")` when CUDA is available and `torch.device("cpu")` otherwise.
 
     A choice between legacy tensor types (`torch.cuda.FloatTensor if cuda else
@@ -191,11 +193,16 @@ def _add_mps(conditional: Conditional, gate: str | None) -> FixPlan | None:
         if mps is None:
             return None
         return FixPlan(THREE_WAY, (Replace(node.orelse, f"{mps} if {mps_test} else ", "before"),))
+    overridden = _overridden(conditional)  # an ``else`` that keeps it only logs
+    if overridden is not None:  # its comments are about it, not the new branch
+        overridden = overridden.with_changes(leading_lines=())
     if isinstance(node.orelse, cst.Else) and isinstance(node.orelse.body, cst.IndentedBlock):
-        fallback: Sequence[cst.BaseStatement] = node.orelse.body.body
+        fallback: Sequence[cst.BaseStatement] = (
+            [overridden] if overridden is not None else node.orelse.body.body
+        )
         anchor: cst.CSTNode = node.orelse
         keyword = "elif"
-    elif (overridden := _overridden(conditional)) is not None:
+    elif overridden is not None:
         fallback, anchor, keyword = [overridden], node, "elif"
     elif conditional.next_statement is not None:
         fallback, anchor, keyword = [conditional.next_statement], conditional.next_statement, "if"
@@ -272,6 +279,8 @@ def _branches(conditional: Conditional, facts: FileFacts) -> tuple[Placement, Pl
             return CUDA, CPU
         if body is None and orelse is None and only_moves_to_cuda(node, facts):
             return CUDA, CPU  # ``model.cuda()`` / ``else: model.cpu()``
+        if orelse is None and (overridden := _overridden(conditional)) is not None:
+            return body, _chosen(facts, [overridden])  # ``else: print("on the CPU")``
         return body, orelse
     if isinstance(node.orelse, cst.If):  # ``elif``: the device of the chain's end
         return body, _chain_end(facts, node.orelse)
@@ -313,15 +322,19 @@ def _takes_a_device(facts: FileFacts, statements: Sequence[cst.CSTNode]) -> bool
 
 
 def _overridden(conditional: Conditional) -> cst.BaseStatement | None:
-    """The statement an ``if`` without ``else`` overrides: the nearest one before it that
-    binds what its body rebinds (which may also log, or set CUDA's options: vall-e's
-    ``allow_tf32`` after ``device = torch.device("cuda", rank)``), with nothing between
-    that mentions the name (``device = "cpu"``, ``use_cuda = True``, ``if use_cuda and
-    torch.cuda.is_available(): device = "cuda:0"``; DeepCTR's examples)."""
+    """The statement an ``if`` overrides: the nearest one before it that binds what its
+    body rebinds (which may also log, or set CUDA's options: vall-e's ``allow_tf32``
+    after ``device = torch.device("cuda", rank)``), with nothing between that mentions
+    the name (``device = "cpu"``, ``use_cuda = True``, ``if use_cuda and
+    torch.cuda.is_available(): device = "cuda:0"``; DeepCTR's examples). An ``else``
+    that does not mention the name keeps it (PPO-PyTorch's ``else: print("Device set to
+    : cpu")``, eval/blind161)."""
     node = conditional.node
-    if not isinstance(node, cst.If) or node.orelse is not None:
+    if not isinstance(node, cst.If) or isinstance(node.orelse, cst.If):
         return None
     rebound = {name for line in node.body.body if (name := _assigned(line)) is not None}
+    if node.orelse is not None and any(name in source_of(node.orelse) for name in rebound):
+        return None
     for statement in conditional.preceding:
         if _assigned(statement) in rebound:
             return statement
