@@ -812,6 +812,7 @@ def devlint__analysis__values__Value(cls, fields, MISSING, _HAS_DEFAULT_FACTORY,
     _dflt_absent = fields['absent'].default
     _dflt_computed_from = fields['computed_from'].default
     _dflt_listed = fields['listed'].default
+    _dflt_chosen = fields['chosen'].default
     _type_kind = fields['kind'].type
     _type_where = fields['where'].type
     _type_qualname = fields['qualname'].type
@@ -835,8 +836,9 @@ def devlint__analysis__values__Value(cls, fields, MISSING, _HAS_DEFAULT_FACTORY,
     _type_absent = fields['absent'].type
     _type_computed_from = fields['computed_from'].type
     _type_listed = fields['listed'].type
+    _type_chosen = fields['chosen'].type
     _return_type = None
-    def __init__(self,kind:_type_kind=_dflt_kind,where:_type_where=_dflt_where,qualname:_type_qualname=_dflt_qualname,constant:_type_constant=_dflt_constant,polarity:_type_polarity=_dflt_polarity,from_batch:_type_from_batch=_dflt_from_batch,whole_batch:_type_whole_batch=_dflt_whole_batch,stateless:_type_stateless=_dflt_stateless,scalar:_type_scalar=_dflt_scalar,vector:_type_vector=_dflt_vector,float64:_type_float64=_dflt_float64,origins:_type_origins=_dflt_origins,cuda_defaults:_type_cuda_defaults=_dflt_cuda_defaults,gate:_type_gate=_dflt_gate,classifies:_type_classifies=_dflt_classifies,elements:_type_elements=_dflt_elements,from_caller:_type_from_caller=_dflt_from_caller,built_by:_type_built_by=_dflt_built_by,follows:_type_follows=_dflt_follows,placed:_type_placed=_dflt_placed,absent:_type_absent=_dflt_absent,computed_from:_type_computed_from=_dflt_computed_from,listed:_type_listed=_dflt_listed)->_return_type:
+    def __init__(self,kind:_type_kind=_dflt_kind,where:_type_where=_dflt_where,qualname:_type_qualname=_dflt_qualname,constant:_type_constant=_dflt_constant,polarity:_type_polarity=_dflt_polarity,from_batch:_type_from_batch=_dflt_from_batch,whole_batch:_type_whole_batch=_dflt_whole_batch,stateless:_type_stateless=_dflt_stateless,scalar:_type_scalar=_dflt_scalar,vector:_type_vector=_dflt_vector,float64:_type_float64=_dflt_float64,origins:_type_origins=_dflt_origins,cuda_defaults:_type_cuda_defaults=_dflt_cuda_defaults,gate:_type_gate=_dflt_gate,classifies:_type_classifies=_dflt_classifies,elements:_type_elements=_dflt_elements,from_caller:_type_from_caller=_dflt_from_caller,built_by:_type_built_by=_dflt_built_by,follows:_type_follows=_dflt_follows,placed:_type_placed=_dflt_placed,absent:_type_absent=_dflt_absent,computed_from:_type_computed_from=_dflt_computed_from,listed:_type_listed=_dflt_listed,chosen:_type_chosen=_dflt_chosen)->_return_type:
         __dataclass_builtins_object__.__setattr__(self,'kind',kind)
         __dataclass_builtins_object__.__setattr__(self,'where',where)
         __dataclass_builtins_object__.__setattr__(self,'qualname',qualname)
@@ -860,18 +862,19 @@ def devlint__analysis__values__Value(cls, fields, MISSING, _HAS_DEFAULT_FACTORY,
         __dataclass_builtins_object__.__setattr__(self,'absent',absent)
         __dataclass_builtins_object__.__setattr__(self,'computed_from',computed_from)
         __dataclass_builtins_object__.__setattr__(self,'listed',listed)
+        __dataclass_builtins_object__.__setattr__(self,'chosen',chosen)
     def __repr__(self):
-        return self.__class__.__qualname__ + f"(kind={self.kind!r}, where={self.where!r}, qualname={self.qualname!r}, constant={self.constant!r}, polarity={self.polarity!r}, from_batch={self.from_batch!r}, whole_batch={self.whole_batch!r}, stateless={self.stateless!r}, scalar={self.scalar!r}, vector={self.vector!r}, float64={self.float64!r}, origins={self.origins!r}, cuda_defaults={self.cuda_defaults!r}, gate={self.gate!r}, classifies={self.classifies!r}, elements={self.elements!r}, from_caller={self.from_caller!r}, built_by={self.built_by!r}, follows={self.follows!r}, placed={self.placed!r}, absent={self.absent!r}, computed_from={self.computed_from!r}, listed={self.listed!r})"
+        return self.__class__.__qualname__ + f"(kind={self.kind!r}, where={self.where!r}, qualname={self.qualname!r}, constant={self.constant!r}, polarity={self.polarity!r}, from_batch={self.from_batch!r}, whole_batch={self.whole_batch!r}, stateless={self.stateless!r}, scalar={self.scalar!r}, vector={self.vector!r}, float64={self.float64!r}, origins={self.origins!r}, cuda_defaults={self.cuda_defaults!r}, gate={self.gate!r}, classifies={self.classifies!r}, elements={self.elements!r}, from_caller={self.from_caller!r}, built_by={self.built_by!r}, follows={self.follows!r}, placed={self.placed!r}, absent={self.absent!r}, computed_from={self.computed_from!r}, listed={self.listed!r}, chosen={self.chosen!r})"
     def __eq__(self,other):
         if other.__class__ is self.__class__:
             return (self.kind,self.where,self.qualname,self.constant,self.polarity,self.from_batch,self.whole_batch,self.stateless,self.scalar,self.vector,self.float64,self.classifies,self.elements,self.from_caller,self.follows,self.absent,self.computed_from,self.listed,)==(other.kind,other.where,other.qualname,other.constant,other.polarity,other.from_batch,other.whole_batch,other.stateless,other.scalar,other.vector,other.float64,other.classifies,other.elements,other.from_caller,other.follows,other.absent,other.computed_from,other.listed,)
         return NotImplemented
     def __setattr__(self,name,value):
-        if type(self) is cls or name in ('kind','where','qualname','constant','polarity','from_batch','whole_batch','stateless','scalar','vector','float64','origins','cuda_defaults','gate','classifies','elements','from_caller','built_by','follows','placed','absent','computed_from','listed',):
+        if type(self) is cls or name in ('kind','where','qualname','constant','polarity','from_batch','whole_batch','stateless','scalar','vector','float64','origins','cuda_defaults','gate','classifies','elements','from_caller','built_by','follows','placed','absent','computed_from','listed','chosen',):
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
     def __delattr__(self,name):
-        if type(self) is cls or name in ('kind','where','qualname','constant','polarity','from_batch','whole_batch','stateless','scalar','vector','float64','origins','cuda_defaults','gate','classifies','elements','from_caller','built_by','follows','placed','absent','computed_from','listed',):
+        if type(self) is cls or name in ('kind','where','qualname','constant','polarity','from_batch','whole_batch','stateless','scalar','vector','float64','origins','cuda_defaults','gate','classifies','elements','from_caller','built_by','follows','placed','absent','computed_from','listed','chosen',):
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
     def __hash__(self):
@@ -2324,7 +2327,7 @@ METHODS = {
         devlint__analysis__values__Step,
     ),
     'devlint.analysis.values.Value': (
-        (True, False, True, False, (), (('kind', 'Kind', True), ('where', 'Placement', True), ('qualname', 'str | None', True), ('constant', 'object', True), ('polarity', 'int', True), ('from_batch', 'bool', True), ('whole_batch', 'bool', True), ('stateless', 'bool', True), ('scalar', 'bool', True), ('vector', 'bool', True), ('float64', 'str', True), ('origins', 'tuple[cst.Call, ...]', ('None', True, False, True, True, None, False, False)), ('cuda_defaults', 'tuple[cst.BaseExpression, ...]', ('None', True, False, True, True, None, False, False)), ('gate', 'tuple[str, cst.FunctionDef | None] | None', ('None', True, False, True, True, None, False, False)), ('classifies', 'bool', True), ('elements', 'tuple[Value, ...] | None', True), ('from_caller', 'bool', True), ('built_by', 'cst.Call | None', ('None', True, False, True, True, None, False, False)), ('follows', 'tuple[str, Value, Value] | None', True), ('placed', 'tuple[Step, ...]', ('None', True, False, True, True, None, False, False)), ('absent', 'object', True), ('computed_from', 'Placement', True), ('listed', 'bool', True))),
+        (True, False, True, False, (), (('kind', 'Kind', True), ('where', 'Placement', True), ('qualname', 'str | None', True), ('constant', 'object', True), ('polarity', 'int', True), ('from_batch', 'bool', True), ('whole_batch', 'bool', True), ('stateless', 'bool', True), ('scalar', 'bool', True), ('vector', 'bool', True), ('float64', 'str', True), ('origins', 'tuple[cst.Call, ...]', ('None', True, False, True, True, None, False, False)), ('cuda_defaults', 'tuple[cst.BaseExpression, ...]', ('None', True, False, True, True, None, False, False)), ('gate', 'tuple[str, cst.FunctionDef | None] | None', ('None', True, False, True, True, None, False, False)), ('classifies', 'bool', True), ('elements', 'tuple[Value, ...] | None', True), ('from_caller', 'bool', True), ('built_by', 'cst.Call | None', ('None', True, False, True, True, None, False, False)), ('follows', 'tuple[str, Value, Value] | None', True), ('placed', 'tuple[Step, ...]', ('None', True, False, True, True, None, False, False)), ('absent', 'object', True), ('computed_from', 'Placement', True), ('listed', 'bool', True), ('chosen', 'Placement', ('None', True, False, True, True, None, False, False)))),
         devlint__analysis__values__Value,
     ),
     'devlint.api.LintOutcome': (

@@ -4,7 +4,7 @@ import libcst as cst
 
 from devlint import device_errors
 from devlint.analysis.facts import CallRecord, FileFacts
-from devlint.analysis.values import Kind, Value
+from devlint.analysis.values import Kind, Value, code_chosen
 from devlint.rule import Finding, FixPlan, Replace, Rule, as_receiver, literal_text
 
 MESSAGE = "A float64 tensor is moved to a device that may be MPS, which has no float64"
@@ -14,8 +14,11 @@ class Float64ToMps(Rule):
     """
     ## What it does
     Checks for a float64 tensor moved to a device that may be Apple's MPS: `.to(device)`
-    or a factory's `device=` where the device may be `mps` (a three-way selection, a
-    `torch.accelerator` device, a device passed in). The tensor is float64 when it comes
+    or a factory's `device=` where the code may choose `mps` (a three-way selection, a
+    `torch.accelerator` device, accelerate's device, such a device passed in by a call in
+    the file). A device left to the caller or the user (a `device` parameter that no call
+    in the file fills, `self.device` of one, a `--device` option) is not read as MPS: the
+    user may pass it, but the code chooses none. The tensor is float64 when it comes
     from NumPy's default dtype (`torch.from_numpy(np.random.rand(...))`,
     `torch.tensor(np.zeros(...))`), or when the code asks for it (`.double()`,
     `dtype=torch.float64`).
@@ -72,12 +75,12 @@ def _float64(value: Value) -> bool:
 
 
 def _may_be_mps(device: Value | None) -> bool:
-    return (
-        device is not None
-        and device.kind in (Kind.DEVICE, Kind.TENSOR)
-        and device.where is not None
-        and "mps" in device.where
-    )
+    """A device the code may choose MPS for (not where only the caller or the user may
+    pass it: ``Value.chosen``)."""
+    if device is None or device.kind not in (Kind.DEVICE, Kind.TENSOR):
+        return False
+    chosen = code_chosen(device)
+    return chosen is not None and "mps" in chosen
 
 
 def _float_first(call: CallRecord, receiver: Value) -> FixPlan | None:

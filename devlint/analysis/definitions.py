@@ -501,7 +501,7 @@ class Definitions:
             defaults = value.cuda_defaults if value.kind is Kind.DEVICE else ()
             if any(default is param.default for default in defaults):
                 self.core.rec.definition_literals.add(id(param.default))  # ``device="cuda"``
-            return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=defaults)
+            return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=defaults, chosen=frozenset())
         if value.kind is Kind.GUARD:
             return value
         annotation = param.annotation.annotation if param.annotation is not None else None

@@ -222,7 +222,9 @@ class Expressions:
                 return self.core.option_defaults[attr]
             self.core.missed_options.add(attr)  # its option may be registered later
             if key is not None and name_guesses.is_device_like_name(key):
-                return Value(Kind.DEVICE, ANY_DEVICE)  # ``self.device``, ``args.device``
+                return Value(
+                    Kind.DEVICE, ANY_DEVICE, chosen=frozenset()
+                )  # ``self.device``, ``args.device``
         if attr == "device":
             return Value(Kind.DEVICE)  # the device of an unknown tensor: unknown
         return UNKNOWN

@@ -127,7 +127,12 @@ class Inlining:
             name = param.name.value
             value = keywords.get(name, UNKNOWN)
             if name_guesses.is_device_like_name(name) and value is UNKNOWN:
-                value = Value(Kind.DEVICE, _default_device(param) or ANY_DEVICE)
+                default = _default_device(param)
+                value = Value(
+                    Kind.DEVICE,
+                    default or ANY_DEVICE,
+                    chosen=frozenset() if default is None else None,
+                )
             env[name] = value
         for param, value in zip(positional, args, strict=False):
             env[param.name.value] = value

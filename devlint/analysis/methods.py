@@ -222,7 +222,9 @@ class Methods:
         assigned = _assigned_key(node, self.core)
         if assigned is not None:
             return assigned
-        return Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=args[1].cuda_defaults)
+        return Value(
+            Kind.DEVICE, ANY_DEVICE, cuda_defaults=args[1].cuda_defaults, chosen=frozenset()
+        )
 
     def move_or_cast(
         self,
@@ -267,7 +269,9 @@ class Methods:
         names = [flag.lstrip("-").replace("-", "_") for flag in flags if flag.startswith("--")]
         name = dest if isinstance(dest, str) else next(iter(names), None)
         if name is not None:
-            value = Value(Kind.DEVICE, ANY_DEVICE, cuda_defaults=default.cuda_defaults)
+            value = Value(
+                Kind.DEVICE, ANY_DEVICE, cuda_defaults=default.cuda_defaults, chosen=frozenset()
+            )
             self.core.option_defaults[name] = value
             self.core.rec.definition_literals.update(map(id, default.cuda_defaults))
 

@@ -228,6 +228,14 @@ class Value:
     # ``append``s to an empty list), not one tensor: ``torch.tensor(it)`` reads each
     # element's value and builds a new tensor on the default device.
     listed: bool = False
+    # DEVICE that is any device on some path only because the analysis does not know which
+    # (a parameter or attribute named like a device: ``def f(x, device)``, ``self.device``;
+    # the user's ``--device`` option): the devices the code itself chooses, the rest of
+    # ``where`` being the caller's or the user's (empty for such a device alone; None: all
+    # of ``where`` is chosen). A user may pass MPS, but DEV018 reads MPS only from a choice
+    # the code makes (READING: float64 moved to a parameter or user-chosen device is no
+    # DEV018); a three-way selection, ``torch.accelerator`` or accelerate's device is one.
+    chosen: Placement = field(default=None, compare=False)
 
     def moved(self, where: Placement, by: tuple[Step, ...] = ()) -> Value:
         """This value after ``.to(...)``/``.cuda()``/``.cpu()``: same kind, new placement;
@@ -361,7 +369,22 @@ def join(a: Value, b: Value) -> Value:
         absent=a.absent if a.absent == b.absent else None,
         computed_from=joined_inference(a, b),
         listed=a.listed and b.listed,
+        chosen=_joined_choice(a, b),
     )
+
+
+def _joined_choice(a: Value, b: Value) -> Placement:
+    """``Value.chosen`` where two paths meet: what either path's code chose."""
+    if a.chosen is None and b.chosen is None:
+        return None
+    return (a.where or frozenset() if a.chosen is None else a.chosen) | (
+        b.where or frozenset() if b.chosen is None else b.chosen
+    )
+
+
+def code_chosen(device: Value) -> Placement:
+    """The devices ``device`` may be by the code's own choice (``Value.chosen``)."""
+    return device.where if device.chosen is None else device.chosen
 
 
 def join_binding(a: Value, b: Value) -> Value:
