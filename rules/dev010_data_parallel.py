@@ -3,7 +3,15 @@ from collections.abc import Iterator
 from devlint.analysis.facts import FileFacts
 from devlint.rule import Finding, Rule
 
-DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+# Its public names and the module that defines it (``from torch.nn.parallel.data_parallel
+# import DataParallel``: 3DMPPE_POSENET_RELEASE, eval/blind163).
+DATA_PARALLEL = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+    }
+)
 
 
 class DataParallel(Rule):

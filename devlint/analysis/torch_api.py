@@ -356,6 +356,7 @@ WRAPPERS = frozenset(
     {
         "torch.nn.DataParallel",
         "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
         "torch.nn.parallel.DistributedDataParallel",
     }
 )
@@ -370,7 +371,13 @@ DISTRIBUTED_WRAPPERS = frozenset(
 # Wrappers that scatter their inputs to the CUDA devices they run on, from wherever the
 # inputs are (``nn.DataParallel(model).cuda()(cpu_batch)`` works). Without CUDA they call
 # the module as it is: on MPS a CPU input still mixes.
-SCATTERING_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+SCATTERING_WRAPPERS = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",  # where the class is defined
+    }
+)
 # Module values whose calls move their inputs: the scattering wrappers, and the distributed
 # ones made with ``device_ids`` (``Effects.module`` keeps the callee's name only then).
 # A class from elsewhere named for data parallelism (``name_guesses.names_a_data_parallel``).
