@@ -15,7 +15,10 @@ class UnregisteredTensorAttribute(Rule):
     `ones`, `empty`, `full`, `arange`, `randn`, `rand`, `eye`) in the `__init__` of an
     `nn.Module`, neither an `nn.Parameter` nor a registered buffer, when `forward` uses
     `self.x`; moved there at once (`torch.tensor(...).to(device)`) too: the module's own
-    moves still leave it behind.
+    moves still leave it behind. The legacy CPU constructors (`torch.Tensor(...)`,
+    `torch.FloatTensor(...)`) make such tensors too, and so does a conditional expression
+    on the side that calls a factory. An attribute that `__init__` replaces with something
+    other than a tensor before it ends (`self.x = self.x.tolist()`) is not reported.
 
     ## Why is this bad?
     `model.to(device)` moves parameters and buffers only. The plain attribute stays on
@@ -64,12 +67,16 @@ class UnregisteredTensorAttribute(Rule):
     runtime_errors = (device_errors.MIXED_DEVICES,)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
+        last = _last_stores(facts)
         for store in facts.attribute_stores:
             if store.method != "__init__" or store.class_name not in facts.module_classes:
                 continue
             value = store.value
             if value.kind is not Kind.TENSOR:
                 continue
+            final = last[(store.class_name, store.attribute)]
+            if final.value.kind is not Kind.TENSOR:
+                continue  # replaced before ``__init__`` ends (``.numpy().tolist()``)
             if _registered_under_another_name(store, facts):
                 continue
             made = facts.named_factory_made(value)
@@ -84,6 +91,17 @@ class UnregisteredTensorAttribute(Rule):
                     f"`model.to(device)` leaves it {behind}",
                     _fix(store, _init_of(store, facts) or _init_of_class(store, facts), facts),
                 )
+
+
+def _last_stores(facts: FileFacts) -> dict[tuple[str, str], AttributeStore]:
+    """Each attribute's last store in its class's ``__init__``: what the other methods
+    find there (NeRF++'s ``self.freq_bands = 2.0 ** torch.linspace(...)``, then
+    ``self.freq_bands = self.freq_bands.numpy().tolist()``: a list, eval/blind163)."""
+    return {
+        (store.class_name, store.attribute): store
+        for store in facts.attribute_stores
+        if store.method == "__init__"
+    }
 
 
 def _registered_under_another_name(store: AttributeStore, facts: FileFacts) -> bool:
