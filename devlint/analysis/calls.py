@@ -420,6 +420,11 @@ class Calls:
         if core.returns is None and not self.in_self_test():
             constructed = core.definitions.constructor_args.setdefault(callee.qualname, [])
             constructed.append((tuple(args), dict(keywords)))
+        wrapper = core.definitions.scattering_classes.get(callee.qualname)
+        if wrapper is not None and args:
+            # ``CustomDataParallel(NetLoss(net))`` (yolact, eval/blind164): the wrapper it
+            # subclasses, around the module where that is
+            return Value(Kind.MODULE, args[0].where, qualname=wrapper)
         if callee.qualname in core.definitions.module_classes:
             stateless = callee.qualname in core.definitions.stateless_classes
             where = core.default_device

@@ -118,6 +118,9 @@ class Definitions:
         self.module_bases: dict[str, tuple[str, ...]] = {}
         self.class_parents: dict[str, tuple[str, ...]] = {}  # every class's bases, as written
         self.layer_classes: set[str] = set()
+        # module classes that subclass a wrapper scattering its inputs (``class
+        # CustomDataParallel(nn.DataParallel)``): that wrapper's name
+        self.scattering_classes: dict[str, str] = {}
         self.stateless_classes: set[str] = set()  # module classes without parameters
         self.cuda_classes: set[str] = set()  # classes whose ``__init__`` requires CUDA
         # The methods of the module classes, and which compute on the module's device
@@ -297,9 +300,14 @@ class Definitions:
                 is_module = True
                 if torch_api.is_layer_class(value.qualname or ""):
                     self.layer_classes.add(node.name.value)
+                if value.qualname in torch_api.SCATTERING_WRAPPERS:
+                    self.scattering_classes[node.name.value] = value.qualname or ""
             elif value.kind is Kind.CLASS and value.qualname in self.module_classes:
                 is_module = True
                 local_bases.append(value.qualname or "")
+                if value.qualname in self.scattering_classes:
+                    wrapper = self.scattering_classes[value.qualname or ""]
+                    self.scattering_classes[node.name.value] = wrapper
             if _unseen_base(value, self.unseen_bases):
                 self.unseen_bases.add(node.name.value)
             if value.kind is Kind.IMPORTED and value.qualname:
