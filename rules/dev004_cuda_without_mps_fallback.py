@@ -333,7 +333,7 @@ def _overridden(conditional: Conditional) -> cst.BaseStatement | None:
     if not isinstance(node, cst.If) or isinstance(node.orelse, cst.If):
         return None
     rebound = {name for line in node.body.body if (name := _assigned(line)) is not None}
-    if node.orelse is not None and any(name in source_of(node.orelse) for name in rebound):
+    if node.orelse is not None and not _only_logs(node.orelse, rebound):
         return None
     for statement in conditional.preceding:
         if _assigned(statement) in rebound:
@@ -343,6 +343,25 @@ def _overridden(conditional: Conditional) -> cst.BaseStatement | None:
         if any(name in source_of(statement) for name in rebound):
             return None
     return None
+
+
+def _only_logs(orelse: cst.Else | cst.If, names: set[str]) -> bool:
+    """An ``else`` of bare expressions that neither mention ``names`` nor end the program
+    (``print("Device set to : cpu")``, not ``sys.exit("needs a GPU")``)."""
+    if not isinstance(orelse, cst.Else) or not isinstance(orelse.body, cst.IndentedBlock):
+        return False
+    for statement in orelse.body.body:
+        if not _is_bare_expression(statement) or any(n in source_of(statement) for n in names):
+            return False
+        assert isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body:
+            call = small.value if isinstance(small, cst.Expr) else None
+            func = call.func if isinstance(call, cst.Call) else None
+            name = func.attr.value if isinstance(func, cst.Attribute) else None
+            name = func.value if isinstance(func, cst.Name) else name
+            if name in ("exit", "quit", "_exit", "abort"):
+                return False
+    return True
 
 
 def _assigned(statement: cst.CSTNode) -> str | None:
